@@ -1,0 +1,334 @@
+//! Ablation knobs: every design claim about work stealing as a switch a user
+//! can flip and measure. Each knob has a stable kebab-case name (CLI
+//! `--knob name=value`, CSV `knobs` column) and applies to a stated set of
+//! policies; setting it on another policy is a build error.
+
+use std::fmt;
+
+use crate::SchedulerKind;
+use crate::SchedulerKind::{CurrentThread, Global, PerWorker, StealHalf, StealOne};
+
+/// tokio's cap on consecutive LIFO-slot polls.
+pub const DEFAULT_MAX_LIFO_POLLS: u32 = 3;
+/// tokio's starting (and classic fixed) global-queue interval, in ticks.
+pub const DEFAULT_GLOBAL_INTERVAL: u32 = 61;
+/// tokio's local ring capacity.
+pub const DEFAULT_QUEUE_CAPACITY: usize = 256;
+/// Largest ring capacity the packed u32 head can index safely.
+pub const MAX_QUEUE_CAPACITY: usize = 1 << 16;
+/// Smallest ring capacity that still leaves room to steal half.
+pub const MIN_QUEUE_CAPACITY: usize = 4;
+/// tokio's `event_interval`: ticks between non-blocking driver polls.
+pub const DEFAULT_EVENT_INTERVAL: u32 = 61;
+/// Units of cooperative budget per scheduled poll.
+pub const DEFAULT_BUDGET: u32 = crate::coop::BUDGET_UNITS;
+
+/// How often a worker checks the inject queue before its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GlobalInterval {
+    /// tokio's adaptive interval: `clamp(200 µs / ewma poll time, 2, 127)`.
+    Adaptive,
+    /// Every N ticks.
+    Fixed(u32),
+}
+
+/// How many tasks a thief takes from a victim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StealAmount {
+    /// Ceil half of the victim's queue (tokio).
+    Half,
+    /// At most N tasks (`one` = 1).
+    Count(u32),
+}
+
+/// How many workers may search for work at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchingLimit {
+    /// tokio: a worker may search only while `2 * searching < workers`.
+    Half,
+    /// No throttle.
+    None,
+}
+
+/// What an idle worker does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdleMode {
+    /// Park at once (tokio).
+    Park,
+    /// Spin a few rounds, then `yield_now`, then park.
+    Backoff,
+}
+
+/// The inject (global) queue used for remote spawns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InjectMode {
+    /// One mutex-protected queue with an atomic length (tokio).
+    Mutex,
+    /// Several mutex-protected shards, pushes spread, pops start at the
+    /// worker's own shard.
+    Sharded,
+}
+
+/// How a thief picks its first victim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Victim {
+    /// A random start, then every other worker once (tokio).
+    Random,
+    /// Start at the next worker, then every other worker once.
+    Sequential,
+}
+
+/// The typed, validated knob values of one runtime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Knobs {
+    /// LIFO slot on (`lifo=on`).
+    pub lifo: bool,
+    /// Cap on consecutive LIFO polls.
+    pub max_lifo_polls: u32,
+    /// Inject-queue fairness interval.
+    pub global_interval: GlobalInterval,
+    /// Steal amount.
+    pub steal: StealAmount,
+    /// Local ring capacity (power of two).
+    pub queue_capacity: usize,
+    /// Searching throttle.
+    pub searching_limit: SearchingLimit,
+    /// Idle behaviour.
+    pub idle: IdleMode,
+    /// Inject queue layout.
+    pub inject: InjectMode,
+    /// Cooperative budget per poll; `None` = off.
+    pub budget: Option<u32>,
+    /// Victim selection.
+    pub victim: Victim,
+    /// Ticks between non-blocking driver polls.
+    pub event_interval: u32,
+}
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Knobs {
+            lifo: true,
+            max_lifo_polls: DEFAULT_MAX_LIFO_POLLS,
+            global_interval: GlobalInterval::Adaptive,
+            steal: StealAmount::Half,
+            queue_capacity: DEFAULT_QUEUE_CAPACITY,
+            searching_limit: SearchingLimit::Half,
+            idle: IdleMode::Park,
+            inject: InjectMode::Mutex,
+            budget: Some(DEFAULT_BUDGET),
+            victim: Victim::Random,
+            event_interval: DEFAULT_EVENT_INTERVAL,
+        }
+    }
+}
+
+/// Description of one knob, for `wsbench list` and error messages.
+#[derive(Debug, Clone, Copy)]
+pub struct KnobInfo {
+    /// kebab-case name.
+    pub name: &'static str,
+    /// Default value as written on the CLI.
+    pub default: &'static str,
+    /// Allowed values.
+    pub allowed: &'static str,
+    /// One line of meaning.
+    pub about: &'static str,
+    /// Policies it applies to.
+    pub applies_to: &'static [SchedulerKind],
+}
+
+/// Every knob.
+pub const KNOBS: &[KnobInfo] = &[
+    KnobInfo { name: "lifo", default: "on", allowed: "on|off", about: "LIFO slot for tasks woken by a worker", applies_to: &[StealHalf] },
+    KnobInfo { name: "max-lifo-polls", default: "3", allowed: "integer 1..=1024", about: "consecutive LIFO-slot polls before the slot is bypassed", applies_to: &[StealHalf] },
+    KnobInfo { name: "global-interval", default: "adaptive", allowed: "adaptive|integer 1..=1024", about: "ticks between inject-queue-first checks (tokio: adaptive from 61)", applies_to: &[StealHalf, StealOne] },
+    KnobInfo { name: "steal", default: "half", allowed: "half|one|integer 1..=65536", about: "tasks taken per steal", applies_to: &[StealHalf] },
+    KnobInfo { name: "queue-capacity", default: "256", allowed: "power of two 4..=65536", about: "local ring slots per worker", applies_to: &[StealHalf] },
+    KnobInfo { name: "searching-limit", default: "half", allowed: "half|none", about: "at most half the workers search for work at once", applies_to: &[StealHalf, StealOne] },
+    KnobInfo { name: "idle", default: "park", allowed: "park|backoff", about: "idle worker parks at once, or spins and yields first", applies_to: &[Global, PerWorker, StealOne, StealHalf] },
+    KnobInfo { name: "inject", default: "mutex", allowed: "mutex|sharded", about: "one mutex inject queue, or one shard per 4 workers", applies_to: &[StealHalf] },
+    KnobInfo { name: "budget", default: "128", allowed: "off|integer 1..=1000000", about: "cooperative budget units per poll", applies_to: &[Global, PerWorker, StealOne, StealHalf, CurrentThread] },
+    KnobInfo { name: "victim", default: "random", allowed: "random|sequential", about: "first victim of a steal loop", applies_to: &[StealHalf, StealOne] },
+    KnobInfo { name: "event-interval", default: "61", allowed: "integer 1..=1024", about: "ticks between non-blocking I/O and timer driver polls", applies_to: &[Global, PerWorker, StealOne, StealHalf, CurrentThread] },
+];
+
+/// A knob that is unknown, has a bad value, or does not apply.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KnobError {
+    /// No knob of that name.
+    #[error("unknown knob `{name}`; allowed: {}", KNOBS.iter().map(|k| k.name).collect::<Vec<_>>().join(", "))]
+    Unknown {
+        /// Given name.
+        name: String,
+    },
+    /// Value outside what the knob allows.
+    #[error("bad value `{value}` for knob `{name}`; allowed: {allowed}")]
+    BadValue {
+        /// Knob name.
+        name: String,
+        /// Given value.
+        value: String,
+        /// What is allowed.
+        allowed: &'static str,
+    },
+    /// The knob has no meaning for the chosen policy.
+    #[error("knob `{name}` does not apply to scheduler `{kind}`; it applies to: {applies}")]
+    NotApplicable {
+        /// Knob name.
+        name: String,
+        /// Policy.
+        kind: SchedulerKind,
+        /// Policies it applies to.
+        applies: String,
+    },
+}
+
+/// Looks a knob up by name.
+pub fn knob_info(name: &str) -> Result<&'static KnobInfo, KnobError> {
+    KNOBS
+        .iter()
+        .find(|k| k.name == name)
+        .ok_or_else(|| KnobError::Unknown { name: name.to_string() })
+}
+
+fn parse_int(info: &KnobInfo, value: &str, lo: u64, hi: u64) -> Result<u64, KnobError> {
+    match value.parse::<u64>() {
+        Ok(v) if (lo..=hi).contains(&v) => Ok(v),
+        _ => Err(bad(info, value)),
+    }
+}
+
+fn bad(info: &KnobInfo, value: &str) -> KnobError {
+    KnobError::BadValue { name: info.name.to_string(), value: value.to_string(), allowed: info.allowed }
+}
+
+const MAX_SMALL_KNOB: u64 = 1024;
+const MAX_BUDGET: u64 = 1_000_000;
+
+impl Knobs {
+    /// Sets one knob from its CLI form; checks name and value, not
+    /// applicability (see [`Knobs::check_applies`]).
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), KnobError> {
+        let info = knob_info(name)?;
+        match name {
+            "lifo" => {
+                self.lifo = match value {
+                    "on" => true,
+                    "off" => false,
+                    _ => return Err(bad(info, value)),
+                }
+            }
+            "max-lifo-polls" => self.max_lifo_polls = parse_int(info, value, 1, MAX_SMALL_KNOB)? as u32,
+            "global-interval" => {
+                self.global_interval = match value {
+                    "adaptive" => GlobalInterval::Adaptive,
+                    v => GlobalInterval::Fixed(parse_int(info, v, 1, MAX_SMALL_KNOB)? as u32),
+                }
+            }
+            "steal" => {
+                self.steal = match value {
+                    "half" => StealAmount::Half,
+                    "one" => StealAmount::Count(1),
+                    v => StealAmount::Count(parse_int(info, v, 1, MAX_QUEUE_CAPACITY as u64)? as u32),
+                }
+            }
+            "queue-capacity" => {
+                let v = parse_int(info, value, MIN_QUEUE_CAPACITY as u64, MAX_QUEUE_CAPACITY as u64)?;
+                if !v.is_power_of_two() {
+                    return Err(bad(info, value));
+                }
+                self.queue_capacity = v as usize;
+            }
+            "searching-limit" => {
+                self.searching_limit = match value {
+                    "half" => SearchingLimit::Half,
+                    "none" => SearchingLimit::None,
+                    _ => return Err(bad(info, value)),
+                }
+            }
+            "idle" => {
+                self.idle = match value {
+                    "park" => IdleMode::Park,
+                    "backoff" => IdleMode::Backoff,
+                    _ => return Err(bad(info, value)),
+                }
+            }
+            "inject" => {
+                self.inject = match value {
+                    "mutex" => InjectMode::Mutex,
+                    "sharded" => InjectMode::Sharded,
+                    _ => return Err(bad(info, value)),
+                }
+            }
+            "budget" => {
+                self.budget = match value {
+                    "off" => None,
+                    v => Some(parse_int(info, v, 1, MAX_BUDGET)? as u32),
+                }
+            }
+            "victim" => {
+                self.victim = match value {
+                    "random" => Victim::Random,
+                    "sequential" => Victim::Sequential,
+                    _ => return Err(bad(info, value)),
+                }
+            }
+            "event-interval" => self.event_interval = parse_int(info, value, 1, MAX_SMALL_KNOB)? as u32,
+            other => unreachable!("knob `{other}` is listed in KNOBS but not handled in Knobs::set"),
+        }
+        Ok(())
+    }
+
+    /// Errors when knob `name` has no meaning for `kind`.
+    pub fn check_applies(name: &str, kind: SchedulerKind) -> Result<(), KnobError> {
+        let info = knob_info(name)?;
+        if info.applies_to.contains(&kind) {
+            Ok(())
+        } else {
+            Err(KnobError::NotApplicable {
+                name: name.to_string(),
+                kind,
+                applies: info.applies_to.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
+            })
+        }
+    }
+}
+
+impl fmt::Display for GlobalInterval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GlobalInterval::Adaptive => f.write_str("adaptive"),
+            GlobalInterval::Fixed(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_knob_accepts_its_default() {
+        for k in KNOBS {
+            let mut knobs = Knobs::default();
+            knobs.set(k.name, k.default).unwrap();
+            assert_eq!(knobs, Knobs::default(), "default of `{}` differs from Knobs::default", k.name);
+        }
+    }
+
+    #[test]
+    fn bad_values_name_the_value_and_the_allowed_set() {
+        let mut knobs = Knobs::default();
+        let e = knobs.set("queue-capacity", "100").unwrap_err();
+        assert!(e.to_string().contains("`100`") && e.to_string().contains("power of two"), "{e}");
+        let e = knobs.set("nope", "1").unwrap_err();
+        assert!(e.to_string().contains("`nope`") && e.to_string().contains("lifo"), "{e}");
+        let e = Knobs::check_applies("lifo", SchedulerKind::Global).unwrap_err();
+        assert!(e.to_string().contains("steal-half"), "{e}");
+        knobs.set("steal", "one").unwrap();
+        assert_eq!(knobs.steal, StealAmount::Count(1));
+        knobs.set("budget", "off").unwrap();
+        assert_eq!(knobs.budget, None);
+    }
+}

@@ -1,0 +1,65 @@
+//! One place that chooses between `std` and `loom` primitives.
+//!
+//! Everything in this crate that is shared between threads imports its
+//! atomics, `Arc`, `Mutex`, `UnsafeCell` and `thread` from here, so that the
+//! same code is model-checked under `RUSTFLAGS="--cfg loom"`.
+
+#[cfg(not(loom))]
+pub(crate) mod sync {
+    pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub(crate) mod atomic {
+        pub(crate) use std::sync::atomic::{
+            fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+        };
+    }
+}
+
+#[cfg(loom)]
+pub(crate) mod sync {
+    pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub(crate) mod atomic {
+        pub(crate) use loom::sync::atomic::{
+            fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+        };
+    }
+}
+
+#[cfg(not(loom))]
+pub(crate) mod cell {
+    /// `std::cell::UnsafeCell` with loom's closure-based access API, so the
+    /// same code compiles in both worlds.
+    #[derive(Debug)]
+    #[repr(transparent)]
+    pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+    impl<T> UnsafeCell<T> {
+        pub(crate) const fn new(data: T) -> UnsafeCell<T> {
+            UnsafeCell(std::cell::UnsafeCell::new(data))
+        }
+
+        #[inline(always)]
+        pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+            f(self.0.get())
+        }
+
+        #[inline(always)]
+        pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            f(self.0.get())
+        }
+    }
+}
+
+#[cfg(loom)]
+pub(crate) mod cell {
+    pub(crate) use loom::cell::UnsafeCell;
+}
+
+#[cfg(not(loom))]
+pub(crate) mod thread {
+    pub(crate) use std::thread::{current, park, yield_now, Thread};
+}
+
+#[cfg(loom)]
+pub(crate) mod thread {
+    pub(crate) use loom::thread::{current, park, yield_now, Thread};
+}

@@ -1,0 +1,158 @@
+//! Per-worker counters and the snapshot `Runtime::metrics()` returns.
+//!
+//! Every counter is written by exactly one thread (the worker that owns it)
+//! with a Relaxed load + store, never a read-modify-write, so counting costs
+//! a plain increment on the hot path. Each worker's block is cache-padded so
+//! that a reader (or a neighbour's counters) never shares its line.
+//! Readers (`Runtime::metrics`) load Relaxed: a snapshot is a statistical
+//! view, not a synchronisation point.
+
+use crossbeam_utils::CachePadded;
+
+use crate::loom::sync::atomic::{AtomicU64, Ordering};
+
+macro_rules! counters {
+    ($( $(#[$doc:meta])* $name:ident = $csv:literal, )*) => {
+        /// One worker's counters (or their sum over workers).
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct WorkerMetrics {
+            $( $(#[$doc])* pub $name: u64, )*
+        }
+
+        /// Stable CSV column names of [`WorkerMetrics`], in field order.
+        pub const COUNTER_NAMES: &[&str] = &[ $( $csv, )* ];
+
+        impl WorkerMetrics {
+            /// `(csv name, value)` pairs in [`COUNTER_NAMES`] order.
+            pub fn fields(&self) -> Vec<(&'static str, u64)> {
+                vec![ $( ($csv, self.$name), )* ]
+            }
+
+            fn add(&mut self, other: &WorkerMetrics) {
+                $( self.$name += other.$name; )*
+            }
+        }
+
+        /// The live, atomically readable counters of one worker.
+        #[derive(Debug, Default)]
+        pub(crate) struct Counters {
+            $( pub(crate) $name: AtomicU64, )*
+        }
+
+        impl Counters {
+            pub(crate) fn snapshot(&self) -> WorkerMetrics {
+                // Relaxed: statistics only, see the module doc.
+                WorkerMetrics { $( $name: self.$name.load(Ordering::Relaxed), )* }
+            }
+        }
+    };
+}
+
+counters! {
+    /// Task polls run by this worker.
+    polls = "polls",
+    /// Spawns from inside this worker (a task running on it).
+    spawns_local = "spawns_local",
+    /// Spawns from outside the runtime that this worker received (or, for
+    /// shared queues, that were counted against worker 0 of the runtime).
+    spawns_remote = "spawns_remote",
+    /// Times this worker tried to steal from a victim.
+    steal_attempts = "steal_attempts",
+    /// Steal attempts that got at least one task.
+    steals = "steals",
+    /// Tasks moved by successful steals.
+    tasks_stolen = "tasks_stolen",
+    /// Tasks run from the LIFO slot.
+    lifo_hits = "lifo_hits",
+    /// Tasks taken from the inject (global) queue.
+    inject_pops = "inject_pops",
+    /// Times the local queue overflowed into the inject queue.
+    overflows = "overflows",
+    /// Times the worker parked.
+    parks = "parks",
+    /// Times the worker was unparked by a notification.
+    unparks = "unparks",
+    /// Unparks that found no work to run (spurious wake-ups).
+    spurious_unparks = "spurious_unparks",
+    /// I/O and timer driver polls done by this worker.
+    driver_polls = "driver_polls",
+    /// Nanoseconds spent running tasks.
+    busy_ns = "busy_ns",
+}
+
+impl Counters {
+    /// Owner-only increment: a Relaxed load and store, no RMW.
+    #[inline(always)]
+    pub(crate) fn bump(counter: &AtomicU64, by: u64) {
+        // Relaxed: single writer (the owning worker); readers tolerate staleness.
+        counter.store(counter.load(Ordering::Relaxed).wrapping_add(by), Ordering::Relaxed);
+    }
+}
+
+/// Counters of the shared driver and blocking pool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DriverMetrics {
+    /// I/O readiness events dispatched to wakers.
+    pub io_events: u64,
+    /// Timers that fired.
+    pub timers_fired: u64,
+    /// Sum of (fire time − deadline) over fired timers, in microseconds.
+    pub timer_lateness_us_total: u64,
+    /// Largest lateness of a fired timer, in microseconds.
+    pub timer_lateness_us_max: u64,
+    /// Times a thread found the timer wheel's lock already held.
+    pub timer_lock_contended: u64,
+    /// Blocking-pool threads spawned.
+    pub blocking_threads_spawned: u64,
+}
+
+/// Stable CSV column names of [`DriverMetrics`], in field order.
+pub const DRIVER_COUNTER_NAMES: &[&str] = &[
+    "io_events",
+    "timers_fired",
+    "timer_lateness_us_total",
+    "timer_lateness_us_max",
+    "timer_lock_contended",
+    "blocking_threads_spawned",
+];
+
+impl DriverMetrics {
+    /// `(csv name, value)` pairs in [`DRIVER_COUNTER_NAMES`] order.
+    pub fn fields(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("io_events", self.io_events),
+            ("timers_fired", self.timers_fired),
+            ("timer_lateness_us_total", self.timer_lateness_us_total),
+            ("timer_lateness_us_max", self.timer_lateness_us_max),
+            ("timer_lock_contended", self.timer_lock_contended),
+            ("blocking_threads_spawned", self.blocking_threads_spawned),
+        ]
+    }
+}
+
+/// A snapshot of a runtime's counters.
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeMetrics {
+    /// One entry per worker, by worker index.
+    pub workers: Vec<WorkerMetrics>,
+    /// Driver and blocking-pool counters.
+    pub driver: DriverMetrics,
+}
+
+impl RuntimeMetrics {
+    /// Sum over workers.
+    pub fn totals(&self) -> WorkerMetrics {
+        let mut sum = WorkerMetrics::default();
+        for w in &self.workers {
+            sum.add(w);
+        }
+        sum
+    }
+}
+
+/// Per-worker counter blocks, cache-padded so workers never share a line.
+pub(crate) type CounterBlocks = Box<[CachePadded<Counters>]>;
+
+pub(crate) fn counter_blocks(workers: usize) -> CounterBlocks {
+    (0..workers).map(|_| CachePadded::new(Counters::default())).collect()
+}

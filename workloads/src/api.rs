@@ -1,0 +1,116 @@
+//! The contract between workloads and the harness.
+//!
+//! The harness only ever calls [`schedulers`], [`workloads`], [`validate`]
+//! and [`run`] and reads [`RunOutput`]. Items may be added, never removed.
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+/// One `--sched` name: ours or a reference runtime.
+#[derive(Debug, Clone, Copy)]
+pub struct SchedInfo {
+    /// Stable kebab-case name (`steal-half`, `tokio`, `smol`, ...).
+    pub name: &'static str,
+    /// One line of meaning.
+    pub about: &'static str,
+    /// True for tokio / tokio-current / smol.
+    pub is_reference: bool,
+    /// Only meaningful with exactly one worker.
+    pub single_worker_only: bool,
+}
+
+/// A workload parameter (`--param name=value`).
+#[derive(Debug, Clone, Copy)]
+pub struct ParamInfo {
+    /// kebab-case name.
+    pub name: &'static str,
+    /// Default as written on the CLI.
+    pub default: &'static str,
+    /// One line of meaning, with what is allowed.
+    pub about: &'static str,
+}
+
+/// A workload.
+#[derive(Debug, Clone, Copy)]
+pub struct WorkloadInfo {
+    /// Stable kebab-case name.
+    pub name: &'static str,
+    /// One line of meaning.
+    pub about: &'static str,
+    /// Whether it is open-loop (uses `--rate`).
+    pub open_loop: bool,
+    /// In the default representative suite.
+    pub in_default_suite: bool,
+    /// Its parameters.
+    pub params: &'static [ParamInfo],
+}
+
+/// The runtime under test.
+#[derive(Debug, Clone)]
+pub struct RuntimeSpec {
+    /// A name from [`schedulers`].
+    pub sched: String,
+    /// Worker threads.
+    pub workers: usize,
+    /// `--knob` pairs, in the order given (ours only; references reject any).
+    pub knobs: Vec<(String, String)>,
+    /// Core ids to pin workers to, round-robin; empty = no pinning.
+    pub worker_cores: Vec<usize>,
+    /// Core ids for load-generator threads; empty = no pinning.
+    pub loadgen_cores: Vec<usize>,
+}
+
+/// The workload to run.
+#[derive(Debug, Clone)]
+pub struct WorkloadSpec {
+    /// A name from [`workloads`].
+    pub name: String,
+    /// `--param` pairs (validated by [`validate`]).
+    pub params: Vec<(String, String)>,
+    /// Offered rate in requests per second for open-loop workloads; `None`
+    /// = the workload's default.
+    pub rate_per_s: Option<f64>,
+}
+
+/// How long and with which seed.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Measured duration (open-loop), or a time cap for fixed-size
+    /// benchmarks which instead run iterations until it is reached.
+    pub duration: Duration,
+    /// Warm-up before measuring; discarded.
+    pub warmup: Duration,
+    /// Seed for every random choice (same for every scheduler).
+    pub seed: u64,
+}
+
+/// What one run measured. Latencies are in nanoseconds.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    /// Completed operations (requests, or tasks for the tokio benches).
+    pub ops: u64,
+    /// Failed requests (panicked handler, timeout, I/O error).
+    pub failed: u64,
+    /// Requests sent (open loop) = ops + failed when the run drained.
+    pub sent: u64,
+    /// Measured wall time.
+    pub elapsed: Duration,
+    /// Offered rate (open loop), else `None`.
+    pub offered_per_s: Option<f64>,
+    /// Latency from intended start (coordinated-omission corrected).
+    pub latency_ns: Histogram<u64>,
+    /// Latency from actual send (uncorrected), for diagnosis.
+    pub uncorrected_ns: Option<Histogram<u64>>,
+    /// Arrival → first poll.
+    pub queue_wait_ns: Option<Histogram<u64>>,
+    /// First poll → completion.
+    pub service_ns: Option<Histogram<u64>>,
+    /// Counters in the order of `wsbench_schedulers::metrics::COUNTER_NAMES`
+    /// then `DRIVER_COUNTER_NAMES`; `None` where the runtime cannot report it.
+    pub counters: Vec<(&'static str, Option<u64>)>,
+    /// True when the load generator fell behind its schedule.
+    pub schedule_slipped: bool,
+    /// Human-readable notes (slipped schedule, failures, ...).
+    pub notes: Vec<String>,
+}

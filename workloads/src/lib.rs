@@ -1,0 +1,3 @@
+//! wsbench-workloads (being written).
+#![forbid(unsafe_code)]
+pub mod api;
