@@ -3,15 +3,37 @@
 //!
 //! Every variant shares one runtime core — task cells, wakers, `JoinHandle`,
 //! an epoll reactor (mio), a hierarchical timer wheel and a blocking pool —
-//! and plugs a different policy into it behind one trait, with static
-//! dispatch. See `../shared/DESIGN.md` and the README.
+//! and plugs a different policy into it behind one trait
+//! (`policy::Policy`), with static dispatch. See `../shared/DESIGN.md` and
+//! the README.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
+mod blocking;
 mod coop;
+mod driver;
+mod fairness;
+mod inject;
 mod kind;
 pub mod knobs;
 mod loom;
 pub mod metrics;
+mod policy;
+mod runtime;
+pub mod task;
+
+mod current_thread;
+mod global;
+mod per_worker;
+mod steal_half;
+mod steal_one;
 
 pub use kind::{SchedulerKind, UnknownScheduler};
+pub use runtime::{spawn, BuildError, Builder, Handle, Runtime};
+pub use task::{JoinError, JoinHandle};
+
+/// Internals re-exported for the criterion benchmarks only; not API.
+#[doc(hidden)]
+pub mod __bench {
+    pub use crate::steal_half::queue::{local, Local, Overflow, Steal, StealLimit};
+}

@@ -5,21 +5,23 @@
 //! same code is model-checked under `RUSTFLAGS="--cfg loom"`.
 
 #[cfg(not(loom))]
+#[allow(unused_imports)] // reason: the facade offers the full set; each build uses a subset
 pub(crate) mod sync {
     pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
     pub(crate) mod atomic {
         pub(crate) use std::sync::atomic::{
-            fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+            fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
         };
     }
 }
 
 #[cfg(loom)]
+#[allow(unused_imports)] // reason: as above
 pub(crate) mod sync {
     pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
     pub(crate) mod atomic {
         pub(crate) use loom::sync::atomic::{
-            fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+            fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
         };
     }
 }
@@ -55,11 +57,13 @@ pub(crate) mod cell {
 }
 
 #[cfg(not(loom))]
+#[allow(unused_imports, dead_code)] // reason: used by loom models and tests
 pub(crate) mod thread {
     pub(crate) use std::thread::{current, park, yield_now, Thread};
 }
 
 #[cfg(loom)]
+#[allow(unused_imports, dead_code)] // reason: as above
 pub(crate) mod thread {
     pub(crate) use loom::thread::{current, park, yield_now, Thread};
 }

@@ -1,16 +1,23 @@
 //! Thread-local runtime context.
 //!
 //! A thread is "in" a runtime when it is one of its workers, a blocking-pool
-//! thread, or inside `block_on`. The context holds a clone of the runtime's
-//! driver handle (for `time` and `net`) and, on workers, a pointer to the
-//! worker's scheduler state (for `spawn` and for waking into the LIFO slot).
+//! thread, or inside `block_on`. The context holds the runtime's `Handle`
+//! (for `spawn`), a clone of its driver handle (for `time` and `net`), and,
+//! on workers, a type-erased pointer to the worker's `WorkerCx<P>` together
+//! with the address of the runtime's `Shared<P>`, so that a wake on a worker
+//! of the same runtime can reach that worker's core (LIFO slot, local
+//! queue) with no lookup.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
+use super::Handle;
 use crate::driver;
 
 thread_local! {
     static DRIVER: RefCell<Option<driver::Handle>> = const { RefCell::new(None) };
+    static HANDLE: RefCell<Option<Handle>> = const { RefCell::new(None) };
+    /// (address of `Shared<P>`, `*const WorkerCx<P>`); (0, null) when not a worker.
+    static WORKER: Cell<(usize, *const ())> = const { Cell::new((0, std::ptr::null())) };
 }
 
 const NO_RUNTIME: &str =
@@ -49,4 +56,69 @@ pub(crate) fn with_driver<R>(f: impl FnOnce(&driver::Handle) -> R) -> R {
 /// The current runtime's driver handle, if the thread is in a runtime.
 pub(crate) fn try_driver() -> Option<driver::Handle> {
     DRIVER.with(|d| d.borrow().clone())
+}
+
+/// Restores the previous runtime context on drop.
+pub(crate) struct EnterGuard {
+    prev: Option<Handle>,
+    _driver: DriverGuard,
+}
+
+/// Enters `handle`'s runtime on this thread (spawn, time, net all work).
+pub(crate) fn enter(handle: Handle) -> EnterGuard {
+    let driver = enter_driver(handle.driver_handle());
+    let prev = HANDLE.with(|h| h.borrow_mut().replace(handle));
+    EnterGuard { prev, _driver: driver }
+}
+
+impl Drop for EnterGuard {
+    fn drop(&mut self) {
+        let prev = self.prev.take();
+        HANDLE.with(|h| *h.borrow_mut() = prev);
+    }
+}
+
+/// Runs `f` with the current runtime's handle.
+///
+/// # Panics
+/// When the thread is not in a runtime.
+pub(crate) fn with_handle<R>(f: impl FnOnce(&Handle) -> R) -> R {
+    HANDLE.with(|h| {
+        let h = h.borrow();
+        f(h.as_ref().expect(NO_RUNTIME))
+    })
+}
+
+/// The current runtime's handle, if any.
+pub(crate) fn try_handle() -> Option<Handle> {
+    HANDLE.with(|h| h.borrow().clone())
+}
+
+/// Marks this thread as a worker until the guard drops.
+pub(crate) struct WorkerGuard(());
+
+pub(crate) fn enter_worker(shared_addr: usize, worker_cx: *const ()) -> WorkerGuard {
+    WORKER.with(|w| {
+        assert!(w.get().1.is_null(), "a thread can be the worker of one runtime only");
+        w.set((shared_addr, worker_cx));
+    });
+    WorkerGuard(())
+}
+
+impl Drop for WorkerGuard {
+    fn drop(&mut self) {
+        WORKER.with(|w| w.set((0, std::ptr::null())));
+    }
+}
+
+/// The worker context pointer if this thread is a worker of the runtime
+/// whose `Shared` lives at `shared_addr`.
+pub(crate) fn worker_of(shared_addr: usize) -> Option<*const ()> {
+    let (addr, ptr) = WORKER.with(|w| w.get());
+    (addr == shared_addr && !ptr.is_null()).then_some(ptr)
+}
+
+/// Whether this thread is a worker of any wsbench runtime.
+pub(crate) fn is_worker() -> bool {
+    !WORKER.with(|w| w.get()).1.is_null()
 }

@@ -1,0 +1,198 @@
+//! `Builder`: validated construction of a runtime of any policy.
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::handle::{Handle, Runtime};
+use super::park;
+use super::shared::Shared;
+use super::worker::worker_main;
+use crate::blocking::BlockingPool;
+use crate::current_thread::CurrentThread;
+use crate::driver::{Driver, DriverConfig};
+use crate::global::Global;
+use crate::knobs::{KnobError, Knobs};
+use crate::per_worker::PerWorker;
+use crate::policy::Policy;
+use crate::steal_half::StealHalf;
+use crate::steal_one::StealOne;
+use crate::SchedulerKind;
+
+/// Most worker threads a runtime accepts (the idle state packs counts in
+/// half a word; threads beyond this are a configuration error).
+pub const MAX_WORKERS: usize = 4096;
+/// Default blocking-pool thread limit (tokio's).
+pub const DEFAULT_MAX_BLOCKING_THREADS: usize = 512;
+/// Default keep-alive of an idle blocking thread (tokio's).
+pub const DEFAULT_BLOCKING_KEEP_ALIVE: Duration = Duration::from_secs(10);
+
+type ThreadHook = Arc<dyn Fn(usize) + Send + Sync + 'static>;
+
+/// Configures and builds a [`Runtime`].
+#[derive(Clone)]
+pub struct Builder {
+    kind: SchedulerKind,
+    workers: Option<usize>,
+    knobs: Vec<(String, String)>,
+    on_thread_start: Option<ThreadHook>,
+    max_blocking_threads: usize,
+    blocking_keep_alive: Duration,
+    thread_name: String,
+}
+
+/// Why `build()` refused.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// Bad worker count.
+    #[error("invalid worker count {value} for scheduler `{kind}`: {allowed}")]
+    Workers {
+        /// Given count.
+        value: usize,
+        /// Policy.
+        kind: SchedulerKind,
+        /// What is allowed.
+        allowed: String,
+    },
+    /// Unknown knob, bad value, or knob not applicable.
+    #[error(transparent)]
+    Knob(#[from] KnobError),
+    /// Bad blocking-pool limit.
+    #[error("invalid max_blocking_threads {0}: must be at least 1")]
+    BlockingThreads(usize),
+    /// Creating the driver or a thread failed.
+    #[error("could not start the runtime: {0}")]
+    Io(#[from] io::Error),
+}
+
+impl Builder {
+    /// A builder for `kind` with default workers (CPU count; 1 for
+    /// current-thread) and default knobs.
+    pub fn new(kind: SchedulerKind) -> Builder {
+        Builder {
+            kind,
+            workers: None,
+            knobs: Vec::new(),
+            on_thread_start: None,
+            max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
+            blocking_keep_alive: DEFAULT_BLOCKING_KEEP_ALIVE,
+            thread_name: format!("wsbench-{}", kind.name()),
+        }
+    }
+
+    /// Worker threads.
+    pub fn workers(mut self, n: usize) -> Builder {
+        self.workers = Some(n);
+        self
+    }
+
+    /// Sets an ablation knob by its CLI name; checked by `build()`.
+    pub fn knob(mut self, name: impl Into<String>, value: impl Into<String>) -> Builder {
+        self.knobs.push((name.into(), value.into()));
+        self
+    }
+
+    /// Called on each worker thread, with its index, before it runs tasks
+    /// (e.g. to pin it to a core).
+    pub fn on_thread_start(mut self, f: impl Fn(usize) + Send + Sync + 'static) -> Builder {
+        self.on_thread_start = Some(Arc::new(f));
+        self
+    }
+
+    /// Blocking-pool thread limit (default 512).
+    pub fn max_blocking_threads(mut self, n: usize) -> Builder {
+        self.max_blocking_threads = n;
+        self
+    }
+
+    /// Idle blocking threads exit after this long (default 10 s).
+    pub fn blocking_keep_alive(mut self, d: Duration) -> Builder {
+        self.blocking_keep_alive = d;
+        self
+    }
+
+    /// Prefix of worker thread names.
+    pub fn thread_name(mut self, name: impl Into<String>) -> Builder {
+        self.thread_name = name.into();
+        self
+    }
+
+    /// Checks everything `build()` checks, without starting anything.
+    /// Returns the typed knobs and the worker count.
+    pub fn validate(&self) -> Result<(Knobs, usize), BuildError> {
+        let workers = match (self.kind, self.workers) {
+            (SchedulerKind::CurrentThread, None) => 1,
+            (_, None) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            (_, Some(n)) => n,
+        };
+        let bad = |allowed: &str| BuildError::Workers { value: workers, kind: self.kind, allowed: allowed.to_string() };
+        if self.kind == SchedulerKind::CurrentThread && workers != 1 {
+            return Err(bad("current-thread runs exactly 1 worker"));
+        }
+        if workers == 0 || workers > MAX_WORKERS {
+            return Err(bad(&format!("allowed: 1..={MAX_WORKERS}")));
+        }
+        if self.max_blocking_threads == 0 {
+            return Err(BuildError::BlockingThreads(0));
+        }
+        let mut knobs = Knobs::default();
+        for (name, value) in &self.knobs {
+            knobs.set(name, value)?;
+            Knobs::check_applies(name, self.kind)?;
+        }
+        Ok((knobs, workers))
+    }
+
+    /// Starts the runtime.
+    pub fn build(&self) -> Result<Runtime, BuildError> {
+        let (knobs, workers) = self.validate()?;
+        match self.kind {
+            SchedulerKind::Global => self.start::<Global>(knobs, workers),
+            SchedulerKind::PerWorker => self.start::<PerWorker>(knobs, workers),
+            SchedulerKind::StealOne => self.start::<StealOne>(knobs, workers),
+            SchedulerKind::StealHalf => self.start::<StealHalf>(knobs, workers),
+            SchedulerKind::CurrentThread => self.start::<CurrentThread>(knobs, workers),
+        }
+    }
+
+    fn start<P: Policy>(&self, knobs: Knobs, workers: usize) -> Result<Runtime, BuildError>
+    where
+        Handle: From<Arc<Shared<P>>>,
+    {
+        let (policy, cores) = P::new(workers, &knobs);
+        let (driver, driver_handle) = Driver::new(DriverConfig::default())?;
+        let (parkers, unparkers): (Vec<_>, Vec<_>) = (0..workers).map(|_| park::pair(driver_handle.clone())).unzip();
+        let blocking = BlockingPool::new(self.max_blocking_threads, self.blocking_keep_alive, &self.thread_name);
+        let shared = Arc::new(Shared::new(policy, knobs, workers, unparkers.into(), driver, driver_handle, blocking));
+        let handle = Handle::from(shared.clone());
+        let mut threads = Vec::with_capacity(workers);
+        for (index, (core, parker)) in cores.into_iter().zip(parkers).enumerate() {
+            let worker_shared = shared.clone();
+            let hook = self.on_thread_start.clone();
+            let spawned = std::thread::Builder::new().name(format!("{}-{index}", self.thread_name)).spawn(move || {
+                if let Some(hook) = hook {
+                    hook(index);
+                }
+                worker_main(worker_shared, index, core, parker)
+            });
+            match spawned {
+                Ok(t) => threads.push(t),
+                Err(e) => {
+                    // Workers that never started count as exited.
+                    for _ in index..workers {
+                        shared.worker_exited();
+                    }
+                    drop(Runtime::new(handle, threads));
+                    return Err(BuildError::Io(e));
+                }
+            }
+        }
+        Ok(Runtime::new(handle, threads))
+    }
+}
+
+impl std::fmt::Debug for Builder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Builder").field("kind", &self.kind).field("workers", &self.workers).field("knobs", &self.knobs).finish()
+    }
+}

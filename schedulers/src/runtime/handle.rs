@@ -1,0 +1,250 @@
+//! `Runtime`, its cloneable `Handle`, and the free `spawn`.
+//!
+//! `Handle` is an enum over `Arc<Shared<P>>` for each policy: a `match`
+//! picks the monomorphised code once per call, so spawning and scheduling
+//! are statically dispatched within each variant.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::context;
+use super::shared::Shared;
+use crate::current_thread::CurrentThread;
+use crate::driver;
+use crate::global::Global;
+use crate::metrics::RuntimeMetrics;
+use crate::per_worker::PerWorker;
+use crate::steal_half::StealHalf;
+use crate::steal_one::StealOne;
+use crate::task::JoinHandle;
+use crate::SchedulerKind;
+
+/// How long dropping a `Runtime` waits for its workers.
+const DROP_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Clone)]
+enum Inner {
+    Global(Arc<Shared<Global>>),
+    PerWorker(Arc<Shared<PerWorker>>),
+    StealOne(Arc<Shared<StealOne>>),
+    StealHalf(Arc<Shared<StealHalf>>),
+    CurrentThread(Arc<Shared<CurrentThread>>),
+}
+
+macro_rules! with_shared {
+    ($handle:expr, $s:ident => $body:expr) => {
+        match &$handle.inner {
+            Inner::Global($s) => $body,
+            Inner::PerWorker($s) => $body,
+            Inner::StealOne($s) => $body,
+            Inner::StealHalf($s) => $body,
+            Inner::CurrentThread($s) => $body,
+        }
+    };
+}
+
+macro_rules! impl_from_shared {
+    ($($policy:ident),*) => {$(
+        impl From<Arc<Shared<$policy>>> for Handle {
+            fn from(shared: Arc<Shared<$policy>>) -> Handle {
+                Handle { inner: Inner::$policy(shared) }
+            }
+        }
+    )*};
+}
+impl_from_shared!(Global, PerWorker, StealOne, StealHalf, CurrentThread);
+
+/// A cheap, cloneable reference to a runtime: spawn onto it from any
+/// thread. Clone + Send + Sync.
+#[derive(Clone)]
+pub struct Handle {
+    inner: Inner,
+}
+
+impl Handle {
+    /// The handle of the runtime this thread is in.
+    ///
+    /// # Panics
+    /// Outside a runtime.
+    pub fn current() -> Handle {
+        context::with_handle(Handle::clone)
+    }
+
+    /// The handle of the runtime this thread is in, if any.
+    pub fn try_current() -> Option<Handle> {
+        context::try_handle()
+    }
+
+    /// Spawns a task.
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        with_shared!(self, s => s.spawn(future))
+    }
+
+    /// Runs `f` on the blocking pool.
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        with_shared!(self, s => s.blocking.spawn(self, f))
+    }
+
+    /// A snapshot of the per-worker and driver counters.
+    pub fn metrics(&self) -> RuntimeMetrics {
+        with_shared!(self, s => s.metrics())
+    }
+
+    /// The scheduling policy.
+    pub fn kind(&self) -> SchedulerKind {
+        match &self.inner {
+            Inner::Global(_) => SchedulerKind::Global,
+            Inner::PerWorker(_) => SchedulerKind::PerWorker,
+            Inner::StealOne(_) => SchedulerKind::StealOne,
+            Inner::StealHalf(_) => SchedulerKind::StealHalf,
+            Inner::CurrentThread(_) => SchedulerKind::CurrentThread,
+        }
+    }
+
+    /// Worker threads.
+    pub fn workers(&self) -> usize {
+        with_shared!(self, s => s.workers)
+    }
+
+    /// Tasks alive (spawned and not yet completed).
+    pub fn alive_tasks(&self) -> usize {
+        with_shared!(self, s => s.owned.len())
+    }
+
+    pub(crate) fn driver_handle(&self) -> driver::Handle {
+        with_shared!(self, s => s.driver_handle.clone())
+    }
+
+    fn shutdown(&self, timeout: Duration) -> bool {
+        with_shared!(self, s => s.shutdown(timeout))
+    }
+}
+
+impl std::fmt::Debug for Handle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handle").field("kind", &self.kind()).field("workers", &self.workers()).finish()
+    }
+}
+
+/// Spawns a task onto the runtime this thread is in.
+///
+/// # Panics
+/// Outside a runtime (not a task, `block_on`, or blocking-pool thread).
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    context::with_handle(|h| h.spawn(future))
+}
+
+/// A running runtime: its worker threads, driver and blocking pool.
+/// Dropping it shuts it down (waiting up to 10 s for the workers).
+pub struct Runtime {
+    handle: Handle,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    done: bool,
+}
+
+impl Runtime {
+    pub(crate) fn new(handle: Handle, threads: Vec<std::thread::JoinHandle<()>>) -> Runtime {
+        Runtime { handle, threads, done: false }
+    }
+
+    /// Runs `future` to completion on the calling thread, in the runtime's
+    /// context (so it can `spawn`, sleep and do I/O); tasks run on workers.
+    ///
+    /// # Panics
+    /// When called from a worker thread of any wsbench runtime.
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        assert!(
+            !context::is_worker(),
+            "Runtime::block_on called from inside a worker thread of a wsbench runtime: a worker must never block; spawn the future and .await its JoinHandle instead"
+        );
+        let _enter = context::enter(self.handle.clone());
+        super::block_on::block_on(future)
+    }
+
+    /// Spawns a task from outside.
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(future)
+    }
+
+    /// Runs `f` on the blocking pool.
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.handle.spawn_blocking(f)
+    }
+
+    /// A cloneable handle.
+    pub fn handle(&self) -> Handle {
+        self.handle.clone()
+    }
+
+    /// A snapshot of the counters.
+    pub fn metrics(&self) -> RuntimeMetrics {
+        self.handle.metrics()
+    }
+
+    /// The scheduling policy.
+    pub fn kind(&self) -> SchedulerKind {
+        self.handle.kind()
+    }
+
+    /// Worker threads.
+    pub fn workers(&self) -> usize {
+        self.handle.workers()
+    }
+
+    /// Shuts down: stops the workers, cancels (drops) every pending task
+    /// exactly once, closes sockets and timers, and waits up to `timeout`
+    /// for workers and blocking threads. Returns whether everything stopped
+    /// in time (threads still running are detached).
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> bool {
+        self.shutdown_inner(timeout)
+    }
+
+    fn shutdown_inner(&mut self, timeout: Duration) -> bool {
+        if self.done {
+            return true;
+        }
+        self.done = true;
+        let clean = self.handle.shutdown(timeout);
+        let me = std::thread::current().id();
+        for t in self.threads.drain(..) {
+            if clean && t.thread().id() != me {
+                let _ = t.join();
+            }
+        }
+        clean
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.shutdown_inner(DROP_SHUTDOWN_TIMEOUT);
+    }
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.handle.fmt(f)
+    }
+}
+

@@ -1,0 +1,147 @@
+//! Per-worker parking, integrated with the I/O + timer driver.
+//!
+//! A worker with nothing to run parks. If no other worker holds the driver
+//! it takes it (`try_lock`) and blocks inside `Driver::park` (epoll with a
+//! timeout equal to the next timer deadline); otherwise it blocks on its own
+//! condvar. `Unparker::unpark` wakes it either way: a condvar notify, or the
+//! driver's mio waker.
+//!
+//! State machine of `state` (one per worker):
+//! - `EMPTY` → `PARKED_CONDVAR` / `PARKED_DRIVER` by the parker;
+//! - any → `NOTIFIED` by `unpark` (swap), which then wakes the parker if
+//!   it had parked;
+//! - `NOTIFIED` → `EMPTY` by the parker, consuming the token. A token left
+//!   by an early `unpark` makes the next `park` return at once, so a wake
+//!   between the idle re-check and the block is never lost.
+
+use std::time::Duration;
+
+use crate::driver::{self, Driver};
+use crate::loom::sync::atomic::{AtomicUsize, Ordering::*};
+use crate::loom::sync::{Arc, Condvar, Mutex};
+
+const EMPTY: usize = 0;
+const PARKED_CONDVAR: usize = 1;
+const PARKED_DRIVER: usize = 2;
+const NOTIFIED: usize = 3;
+
+struct Inner {
+    state: AtomicUsize,
+    mutex: Mutex<()>,
+    condvar: Condvar,
+    driver: driver::Handle,
+}
+
+/// The parking end, owned by one worker.
+pub(crate) struct Parker {
+    inner: Arc<Inner>,
+}
+
+/// The waking end; cheap to clone, any thread.
+#[derive(Clone)]
+pub(crate) struct Unparker {
+    inner: Arc<Inner>,
+}
+
+/// How a park ended up blocking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Parked {
+    /// A token was waiting; did not block.
+    Token,
+    /// Blocked on the condvar.
+    Condvar,
+    /// Blocked in (or polled) the driver.
+    Driver,
+}
+
+pub(crate) fn pair(driver: driver::Handle) -> (Parker, Unparker) {
+    let inner = Arc::new(Inner { state: AtomicUsize::new(EMPTY), mutex: Mutex::new(()), condvar: Condvar::new(), driver });
+    (Parker { inner: inner.clone() }, Unparker { inner })
+}
+
+impl Parker {
+    /// Blocks until `unpark` (or a driver event / timer when parked on the
+    /// driver).
+    pub(crate) fn park(&self, driver: &Mutex<Driver>) -> Parked {
+        if self.take_token() {
+            return Parked::Token;
+        }
+        match driver.try_lock() {
+            Ok(mut d) => self.park_driver(&mut d),
+            Err(_) => self.park_condvar(),
+        }
+    }
+
+    fn take_token(&self) -> bool {
+        // Acquire: pairs with the Release half of `unpark`'s swap, so work
+        // published before the unpark is visible after we return.
+        self.inner.state.compare_exchange(NOTIFIED, EMPTY, Acquire, Relaxed).is_ok()
+    }
+
+    fn park_driver(&self, driver: &mut Driver) -> Parked {
+        // AcqRel on success: publishes PARKED_DRIVER to `unpark`; on
+        // failure Acquire pairs with `unpark` (it can only be NOTIFIED).
+        match self.inner.state.compare_exchange(EMPTY, PARKED_DRIVER, AcqRel, Acquire) {
+            Ok(_) => {}
+            Err(NOTIFIED) => {
+                self.take_token();
+                return Parked::Token;
+            }
+            Err(s) => panic!("parking on the driver from state {s}"),
+        }
+        driver.park(None);
+        // AcqRel: consumes a NOTIFIED token (Acquire pairs with `unpark`).
+        self.inner.state.swap(EMPTY, AcqRel);
+        Parked::Driver
+    }
+
+    fn park_condvar(&self) -> Parked {
+        let mut guard = self.inner.mutex.lock().unwrap();
+        // AcqRel / Acquire: as in `park_driver`.
+        match self.inner.state.compare_exchange(EMPTY, PARKED_CONDVAR, AcqRel, Acquire) {
+            Ok(_) => {}
+            Err(NOTIFIED) => {
+                self.take_token();
+                return Parked::Token;
+            }
+            Err(s) => panic!("parking on the condvar from state {s}"),
+        }
+        loop {
+            guard = self.inner.condvar.wait(guard).unwrap();
+            // Acquire: pairs with `unpark`; anything else is spurious.
+            if self.inner.state.compare_exchange(NOTIFIED, EMPTY, Acquire, Relaxed).is_ok() {
+                return Parked::Condvar;
+            }
+        }
+    }
+
+    /// Non-blocking driver poll during maintenance; `false` when another
+    /// worker holds the driver.
+    pub(crate) fn poll_driver(&self, driver: &Mutex<Driver>) -> bool {
+        match driver.try_lock() {
+            Ok(mut d) => {
+                d.park(Some(Duration::ZERO));
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+impl Unparker {
+    pub(crate) fn unpark(&self) {
+        // AcqRel: Release publishes the work pushed before this call to the
+        // parker's Acquire; Acquire sees which way it parked.
+        match self.inner.state.swap(NOTIFIED, AcqRel) {
+            EMPTY | NOTIFIED => {}
+            PARKED_CONDVAR => {
+                // Taking the lock orders us after the parker's wait began,
+                // so the notify cannot fall between its check and its wait.
+                drop(self.inner.mutex.lock().unwrap());
+                self.inner.condvar.notify_one();
+            }
+            PARKED_DRIVER => self.inner.driver.unpark(),
+            s => panic!("unpark found impossible parker state {s}"),
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! State shared by all workers of one runtime, generic over the policy, and
+//! the `Schedule` implementation that routes every wake.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_utils::CachePadded;
+
+use super::idle::Idle;
+use super::park::Unparker;
+use super::worker::WorkerCx;
+use super::context;
+use crate::blocking::BlockingPool;
+use crate::driver::{self, Driver};
+use crate::knobs::Knobs;
+use crate::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::loom::sync::{Condvar, Mutex};
+use crate::metrics::{CounterBlocks, RuntimeMetrics};
+use crate::policy::{Origin, Policy, Wake, WorkerRef};
+use crate::task::owned::OwnedTasks;
+use crate::task::raw::{new_task, Notified, RawTask, Schedule, Task};
+use crate::task::JoinHandle;
+
+pub(crate) struct Shared<P: Policy> {
+    pub(crate) policy: P,
+    pub(crate) idle: Idle,
+    pub(crate) owned: OwnedTasks,
+    pub(crate) unparkers: Box<[Unparker]>,
+    /// Held by the worker blocked in it (try_lock; see `park.rs`).
+    pub(crate) driver: Mutex<Driver>,
+    pub(crate) driver_handle: driver::Handle,
+    pub(crate) counters: CounterBlocks,
+    /// Spawns from outside the workers (any thread, so an RMW counter).
+    remote_spawns: CachePadded<AtomicU64>,
+    shutdown: AtomicBool,
+    pub(crate) knobs: Knobs,
+    pub(crate) blocking: BlockingPool,
+    pub(crate) workers: usize,
+    /// Workers that have left their loop; guarded count + condvar.
+    exited: Mutex<usize>,
+    exited_cv: Condvar,
+}
+
+impl<P: Policy> Shared<P> {
+    pub(crate) fn new(
+        policy: P,
+        knobs: Knobs,
+        workers: usize,
+        unparkers: Box<[Unparker]>,
+        driver: Driver,
+        driver_handle: driver::Handle,
+        blocking: BlockingPool,
+    ) -> Shared<P> {
+        Shared {
+            policy,
+            idle: Idle::new(workers, knobs.searching_limit),
+            owned: OwnedTasks::new(workers),
+            unparkers,
+            driver: Mutex::new(driver),
+            driver_handle,
+            counters: crate::metrics::counter_blocks(workers),
+            remote_spawns: CachePadded::new(AtomicU64::new(0)),
+            shutdown: AtomicBool::new(false),
+            knobs,
+            blocking,
+            workers,
+            exited: Mutex::new(0),
+            exited_cv: Condvar::new(),
+        }
+    }
+
+    fn addr(&self) -> usize {
+        self as *const Shared<P> as usize
+    }
+
+    pub(crate) fn is_shutdown(&self) -> bool {
+        // Acquire: pairs with the Release in `begin_shutdown`.
+        self.shutdown.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn spawn<F>(self: &Arc<Self>, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let id = self.owned.next_id();
+        let (task, notified, raw) = new_task(future, self.clone(), id);
+        // SAFETY: `raw` carries the JoinHandle reference of a task whose
+        // output type is `F::Output`.
+        let join = unsafe { JoinHandle::new(raw) };
+        if let Some(notified) = self.owned.bind(task, notified) {
+            self.schedule_task(notified, Origin::Spawn);
+        }
+        join
+    }
+
+    /// Routes a task: to this worker's core when called on one of our
+    /// workers with its core in place, else to the shared queues.
+    pub(crate) fn schedule_task(&self, task: Notified, origin: Origin) {
+        let Some(ptr) = context::worker_of(self.addr()) else {
+            return self.push_remote(task, origin);
+        };
+        // SAFETY: `worker_of` matched our address, so `ptr` was registered
+        // by `worker_main` of this runtime as a `WorkerCx<P>` that outlives
+        // the registration (it lives on the worker thread's stack).
+        let cx = unsafe { &*(ptr as *const WorkerCx<P>) };
+        let Ok(mut slot) = cx.core.try_borrow_mut() else {
+            return self.push_remote(task, origin);
+        };
+        let Some(core) = slot.as_mut() else {
+            drop(slot);
+            return self.push_remote(task, origin);
+        };
+        let counters = &self.counters[cx.index];
+        if origin == Origin::Spawn {
+            crate::metrics::Counters::bump(&counters.spawns_local, 1);
+        }
+        let w = WorkerRef { index: cx.index, counters, tick: core.tick, is_searching: core.is_searching };
+        let notify = self.policy.push_local(&mut core.policy, &w, task, origin);
+        drop(slot);
+        if notify {
+            self.notify_parked();
+        }
+    }
+
+    fn push_remote(&self, task: Notified, origin: Origin) {
+        if origin == Origin::Spawn {
+            // Relaxed: a statistic.
+            self.remote_spawns.fetch_add(1, Ordering::Relaxed);
+        }
+        match self.policy.push_remote(task) {
+            Ok(Wake::None) => {}
+            Ok(Wake::Any) => self.notify_parked(),
+            Ok(Wake::Worker(i)) => {
+                if self.idle.notify_worker(i) {
+                    self.unparkers[i].unpark();
+                }
+            }
+            // Closed by shutdown: the task was (or will be) cancelled.
+            Err(task) => drop(task),
+        }
+    }
+
+    pub(crate) fn notify_parked(&self) {
+        if let Some(i) = self.idle.worker_to_notify() {
+            self.unparkers[i].unpark();
+        }
+    }
+
+    pub(crate) fn metrics(&self) -> RuntimeMetrics {
+        let mut workers: Vec<_> = self.counters.iter().map(|c| c.snapshot()).collect();
+        // Remote spawns are counted per runtime; reported on worker 0.
+        // Relaxed: a statistic.
+        workers[0].spawns_remote += self.remote_spawns.load(Ordering::Relaxed);
+        let mut driver = self.driver_handle.metrics();
+        driver.blocking_threads_spawned = self.blocking.threads_spawned();
+        RuntimeMetrics { workers, driver }
+    }
+
+    pub(crate) fn worker_exited(&self) {
+        *self.exited.lock().unwrap() += 1;
+        self.exited_cv.notify_all();
+    }
+
+    /// Shutdown, in order:
+    /// 1. set the flag and wake every worker; wait (up to `timeout`) for
+    ///    them to leave their loops (each drains its own core);
+    /// 2. close the owned list and cancel every remaining task;
+    /// 3. close and drain the shared queues;
+    /// 4. shut the driver and the blocking pool down.
+    ///
+    /// Returns whether every worker exited in time.
+    pub(crate) fn shutdown(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        // Release: pairs with the Acquire in `is_shutdown`.
+        self.shutdown.store(true, Ordering::Release);
+        for u in self.unparkers.iter() {
+            u.unpark();
+        }
+        let all_exited = self.wait_workers(deadline);
+        self.owned.close();
+        self.owned.shutdown_all();
+        let mut queued = Vec::new();
+        self.policy.close_shared(&mut queued);
+        drop(queued);
+        if let Ok(mut d) = self.driver.try_lock() {
+            d.shutdown();
+        }
+        self.blocking.shutdown(deadline.saturating_duration_since(Instant::now()));
+        all_exited
+    }
+
+    fn wait_workers(&self, deadline: Instant) -> bool {
+        let mut exited = self.exited.lock().unwrap();
+        while *exited < self.workers {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            exited = self.exited_cv.wait_timeout(exited, left).unwrap().0;
+        }
+        true
+    }
+}
+
+impl<P: Policy> Schedule for Arc<Shared<P>> {
+    fn schedule(&self, task: Notified) {
+        self.schedule_task(task, Origin::Wake);
+    }
+
+    fn yield_now(&self, task: Notified) {
+        self.schedule_task(task, Origin::Yield);
+    }
+
+    fn release(&self, task: RawTask) -> Option<Task> {
+        self.owned.remove(task)
+    }
+}

@@ -1,0 +1,207 @@
+//! The worker loop, written once for every policy.
+//!
+//! Each iteration is one tick: every `event_interval` ticks the worker polls
+//! the driver without blocking and feeds the measured poll time to the
+//! policy; then it asks the policy for its next task, and, for stealing
+//! policies, searches other workers (subject to the searching throttle);
+//! with nothing found it parks (see `idle.rs` for the no-lost-wake-up
+//! protocol and `park.rs` for the driver hand-off).
+//!
+//! While a task is polled the worker's core sits in `WorkerCx::core`, so a
+//! wake from that task reaches the core (LIFO slot / local queue). While the
+//! worker parks or polls the driver the slot is empty and wakes go to the
+//! shared queues, as they must: this worker is not about to run them.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::context;
+use super::idle::Woken;
+use super::park::{Parked, Parker};
+use super::shared::Shared;
+use crate::coop;
+use crate::knobs::IdleMode;
+use crate::metrics::Counters;
+use crate::policy::{Policy, WorkerRef};
+use crate::task::raw::Notified;
+
+/// Spin rounds of `idle=backoff` before yielding the thread.
+const BACKOFF_SPINS: u32 = 6;
+/// `yield_now` rounds of `idle=backoff` before parking.
+const BACKOFF_YIELDS: u32 = 4;
+
+pub(crate) struct WorkerCx<P: Policy> {
+    pub(crate) shared: Arc<Shared<P>>,
+    pub(crate) index: usize,
+    pub(crate) core: RefCell<Option<Box<Core<P>>>>,
+    parker: Parker,
+}
+
+pub(crate) struct Core<P: Policy> {
+    pub(crate) policy: P::Core,
+    pub(crate) tick: u32,
+    pub(crate) is_searching: bool,
+    /// Woken by a notification and has not run a task since.
+    woken: bool,
+    /// Start of the current busy period.
+    busy_since: Instant,
+    /// Polls at the last maintenance, for the mean poll time.
+    polls_at_maintenance: u64,
+    busy_ns_at_maintenance: u64,
+}
+
+pub(crate) fn worker_main<P: Policy>(shared: Arc<Shared<P>>, index: usize, policy_core: P::Core, parker: Parker)
+where
+    super::Handle: From<Arc<Shared<P>>>,
+{
+    let _enter = context::enter(super::Handle::from(shared.clone()));
+    let cx = WorkerCx { shared: shared.clone(), index, core: RefCell::new(None), parker };
+    let addr = Arc::as_ptr(&shared) as usize;
+    let _worker = context::enter_worker(addr, &cx as *const WorkerCx<P> as *const ());
+    let core = Box::new(Core {
+        policy: policy_core,
+        tick: 0,
+        is_searching: false,
+        woken: false,
+        busy_since: Instant::now(),
+        polls_at_maintenance: 0,
+        busy_ns_at_maintenance: 0,
+    });
+    let mut core = cx.run(core);
+    let mut leftover = Vec::new();
+    shared.policy.drain_core(&mut core.policy, &mut leftover);
+    drop(leftover);
+    if core.is_searching {
+        shared.idle.transition_from_searching();
+    }
+    drop(_worker);
+    shared.worker_exited();
+}
+
+impl<P: Policy> WorkerCx<P> {
+    fn counters(&self) -> &Counters {
+        &self.shared.counters[self.index]
+    }
+
+    fn run(&self, mut core: Box<Core<P>>) -> Box<Core<P>> {
+        let event_interval = self.shared.knobs.event_interval;
+        while !self.shared.is_shutdown() {
+            core.tick = core.tick.wrapping_add(1);
+            if core.tick % event_interval == 0 {
+                self.maintenance(&mut core);
+            }
+            core = match self.find_task(&mut core) {
+                Some(task) => self.run_task(core, task),
+                None => self.park(core),
+            };
+        }
+        core
+    }
+
+    fn worker_ref<'a>(&'a self, core: &Core<P>) -> WorkerRef<'a> {
+        WorkerRef { index: self.index, counters: self.counters(), tick: core.tick, is_searching: core.is_searching }
+    }
+
+    fn find_task(&self, core: &mut Core<P>) -> Option<Notified> {
+        let w = self.worker_ref(core);
+        if let Some(task) = self.shared.policy.next_task(&mut core.policy, &w) {
+            return Some(task);
+        }
+        if !P::STEALS {
+            return None;
+        }
+        if !core.is_searching {
+            core.is_searching = self.shared.idle.transition_to_searching();
+            if !core.is_searching {
+                return None;
+            }
+        }
+        let w = self.worker_ref(core);
+        self.shared.policy.steal(&mut core.policy, &w)
+    }
+
+    fn run_task(&self, mut core: Box<Core<P>>, task: Notified) -> Box<Core<P>> {
+        if core.is_searching {
+            core.is_searching = false;
+            // The last searcher to find work wakes another worker.
+            if self.shared.idle.transition_from_searching() {
+                self.shared.notify_parked();
+            }
+        }
+        core.woken = false;
+        Counters::bump(&self.counters().polls, 1);
+        *self.core.borrow_mut() = Some(core);
+        coop::with_budget(self.shared.knobs.budget, || task.run());
+        self.core.borrow_mut().take().expect("worker core missing after a poll: a task took it")
+    }
+
+    fn maintenance(&self, core: &mut Core<P>) {
+        if self.parker.poll_driver(&self.shared.driver) {
+            Counters::bump(&self.counters().driver_polls, 1);
+        }
+        let now = Instant::now();
+        self.account_busy(core, now);
+        let counters = self.counters().snapshot();
+        let polls = counters.polls - core.polls_at_maintenance;
+        let busy_ns = counters.busy_ns - core.busy_ns_at_maintenance;
+        if polls > 0 {
+            self.shared.policy.maintenance(&mut core.policy, busy_ns as f64 / polls as f64);
+        }
+        core.polls_at_maintenance = counters.polls;
+        core.busy_ns_at_maintenance = counters.busy_ns;
+    }
+
+    fn account_busy(&self, core: &mut Core<P>, now: Instant) {
+        let ns = now.saturating_duration_since(core.busy_since).as_nanos() as u64;
+        Counters::bump(&self.counters().busy_ns, ns);
+        core.busy_since = now;
+    }
+
+    /// `idle=backoff`: spin, then yield, re-checking for work. `true` when
+    /// work appeared.
+    fn backoff(&self, core: &Core<P>) -> bool {
+        for round in 0..BACKOFF_SPINS + BACKOFF_YIELDS {
+            if round < BACKOFF_SPINS {
+                for _ in 0..(1u32 << round) {
+                    std::hint::spin_loop();
+                }
+            } else {
+                std::thread::yield_now();
+            }
+            if self.shared.policy.has_work(&core.policy, self.index, true) {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn park(&self, mut core: Box<Core<P>>) -> Box<Core<P>> {
+        if self.shared.knobs.idle == IdleMode::Backoff && self.backoff(&core) {
+            return core;
+        }
+        self.account_busy(&mut core, Instant::now());
+        if core.woken {
+            Counters::bump(&self.counters().spurious_unparks, 1);
+        }
+        let idle = &self.shared.idle;
+        let last_searcher = idle.transition_to_parked(self.index, core.is_searching);
+        core.is_searching = false;
+        idle.fence_before_recheck();
+        let work = self.shared.policy.has_work(&core.policy, self.index, last_searcher);
+        if !work && !self.shared.is_shutdown() {
+            Counters::bump(&self.counters().parks, 1);
+            if self.parker.park(&self.shared.driver) == Parked::Driver {
+                Counters::bump(&self.counters().driver_polls, 1);
+            }
+        }
+        let woken = idle.transition_from_parked(self.index);
+        core.is_searching = woken == Woken::Searching;
+        core.woken = woken != Woken::Spurious;
+        if core.woken {
+            Counters::bump(&self.counters().unparks, 1);
+        }
+        core.busy_since = Instant::now();
+        core
+    }
+}

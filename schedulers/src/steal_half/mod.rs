@@ -1,0 +1,208 @@
+//! `steal-half`: tokio's multi-thread scheduler design (see DESIGN.md,
+//! "Facts about tokio's multi-thread scheduler"), every part a knob:
+//! - a fixed ring per worker (`queue.rs`), owner FIFO, stealers take
+//!   ceil-half (`steal`), overflow of half the ring to the inject queue;
+//! - a LIFO slot for tasks woken or spawned by a worker (`lifo`), not
+//!   stealable, at most `max-lifo-polls` in a row;
+//! - the inject queue (`inject=mutex|sharded`), checked first every
+//!   `global-interval` ticks (adaptive by default), refilled in batches of
+//!   `min(len / workers + 1, free slots, 128)`;
+//! - the steal loop: random (or sequential) first victim, each other worker
+//!   once, then the inject queue; the searching throttle and wake protocol
+//!   live in the shared core (`runtime/idle.rs`).
+
+pub(crate) mod queue;
+
+use crate::fairness::{FastRand, Fairness};
+use crate::inject::Inject;
+use crate::knobs::{Knobs, StealAmount, Victim};
+use crate::metrics::Counters;
+use crate::policy::{Origin, Policy, Wake, WorkerRef};
+use crate::task::raw::Notified;
+use crate::SchedulerKind;
+use queue::{Local, Overflow, Steal, StealLimit};
+
+/// Most tasks moved from the inject queue per refill (tokio's).
+const MAX_INJECT_BATCH: usize = 128;
+
+pub(crate) struct StealHalf {
+    steals: Box<[Steal<Notified>]>,
+    inject: Inject,
+    lifo: bool,
+    max_lifo_polls: u32,
+    limit: StealLimit,
+    victim: Victim,
+}
+
+pub(crate) struct Core {
+    local: Local<Notified>,
+    lifo_slot: Option<Notified>,
+    /// LIFO polls in a row since the last normal task.
+    lifo_polls: u32,
+    fairness: Fairness,
+    rng: FastRand,
+    /// Reused buffer for inject refills (no allocation after warm-up).
+    batch: Vec<Notified>,
+}
+
+impl Overflow<Notified> for Inject {
+    fn push(&self, task: Notified) {
+        // Closed only at shutdown; the task was cancelled by then.
+        let _ = Inject::push(self, task);
+    }
+
+    fn push_batch<I: Iterator<Item = Notified>>(&self, tasks: I) {
+        Inject::push_batch(self, tasks);
+    }
+}
+
+impl StealHalf {
+    fn push_back(&self, core: &mut Core, task: Notified, counters: &Counters) {
+        if core.local.push_back_or_overflow(task, &self.inject) {
+            Counters::bump(&counters.overflows, 1);
+        }
+    }
+
+    /// Takes `min(len / workers + 1, free slots + 1, 128)` tasks from the
+    /// inject queue in one lock: runs the first, queues the rest.
+    fn refill_from_inject(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
+        if self.inject.is_empty() {
+            return None;
+        }
+        let fair_share = self.inject.len() / self.steals.len() + 1;
+        let n = fair_share.min(core.local.remaining_slots() + 1).min(MAX_INJECT_BATCH);
+        let start = w.index % self.inject.shards();
+        let mut batch = std::mem::take(&mut core.batch);
+        let first = self.inject.pop_batch(start, n, |t| batch.push(t));
+        if first.is_some() {
+            Counters::bump(&w.counters.inject_pops, batch.len() as u64 + 1);
+        }
+        core.local.push_back(batch.drain(..));
+        core.batch = batch;
+        first
+    }
+
+    fn take_lifo(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
+        let task = core.lifo_slot.take()?;
+        if core.lifo_polls < self.max_lifo_polls {
+            core.lifo_polls += 1;
+            Counters::bump(&w.counters.lifo_hits, 1);
+            return Some(task);
+        }
+        // Cap reached: the slot is bypassed until a normal task runs.
+        self.push_back(core, task, w.counters);
+        None
+    }
+}
+
+impl Policy for StealHalf {
+    type Core = Core;
+    const KIND: SchedulerKind = SchedulerKind::StealHalf;
+    const STEALS: bool = true;
+
+    fn new(workers: usize, knobs: &Knobs) -> (Self, Vec<Core>) {
+        let mut steals = Vec::with_capacity(workers);
+        let cores = (0..workers)
+            .map(|i| {
+                let (local, steal) = queue::local(knobs.queue_capacity);
+                steals.push(steal);
+                Core {
+                    local,
+                    lifo_slot: None,
+                    lifo_polls: 0,
+                    fairness: Fairness::new(knobs.global_interval),
+                    rng: FastRand::new(i + 1),
+                    batch: Vec::with_capacity(MAX_INJECT_BATCH),
+                }
+            })
+            .collect();
+        let limit = match knobs.steal {
+            StealAmount::Half => StealLimit::Half,
+            StealAmount::Count(n) => StealLimit::AtMost(n),
+        };
+        let policy = StealHalf {
+            steals: steals.into(),
+            inject: Inject::new(knobs.inject, workers),
+            lifo: knobs.lifo,
+            max_lifo_polls: knobs.max_lifo_polls,
+            limit,
+            victim: knobs.victim,
+        };
+        (policy, cores)
+    }
+
+    fn push_local(&self, core: &mut Core, w: &WorkerRef<'_>, task: Notified, origin: Origin) -> bool {
+        if origin == Origin::Yield || !self.lifo {
+            self.push_back(core, task, w.counters);
+        } else if let Some(prev) = core.lifo_slot.replace(task) {
+            self.push_back(core, prev, w.counters);
+        }
+        // Notify when more than one task waits here (tokio's rule): then a
+        // peer has something to steal.
+        !w.is_searching && usize::from(core.lifo_slot.is_some()) + core.local.len() > 1
+    }
+
+    fn push_remote(&self, task: Notified) -> Result<Wake, Notified> {
+        self.inject.push(task).map(|()| Wake::Any)
+    }
+
+    fn next_task(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
+        if core.fairness.due(w.tick) {
+            if let Some(t) = self.inject.pop(w.index % self.inject.shards()) {
+                Counters::bump(&w.counters.inject_pops, 1);
+                return Some(t);
+            }
+        }
+        if let Some(t) = self.take_lifo(core, w) {
+            return Some(t);
+        }
+        core.lifo_polls = 0;
+        core.local.pop().or_else(|| self.refill_from_inject(core, w))
+    }
+
+    fn steal(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
+        let n = self.steals.len();
+        if core.local.len() > core.local.capacity() / 2 {
+            return None;
+        }
+        let start = match self.victim {
+            Victim::Random => core.rng.below(n),
+            Victim::Sequential => w.index + 1,
+        };
+        for k in 0..n {
+            let victim = (start + k) % n;
+            if victim == w.index {
+                continue;
+            }
+            Counters::bump(&w.counters.steal_attempts, 1);
+            if let Some((t, moved)) = self.steals[victim].steal_into(&mut core.local, self.limit) {
+                Counters::bump(&w.counters.steals, 1);
+                Counters::bump(&w.counters.tasks_stolen, moved as u64);
+                return Some(t);
+            }
+        }
+        self.refill_from_inject(core, w)
+    }
+
+    fn has_work(&self, core: &Core, _index: usize, peers: bool) -> bool {
+        core.lifo_slot.is_some()
+            || !core.local.is_empty()
+            || !self.inject.is_empty()
+            || (peers && self.steals.iter().any(|s| !s.is_empty()))
+    }
+
+    fn maintenance(&self, core: &mut Core, mean_poll_ns: f64) {
+        core.fairness.update(mean_poll_ns);
+    }
+
+    fn drain_core(&self, core: &mut Core, out: &mut Vec<Notified>) {
+        out.extend(core.lifo_slot.take());
+        while let Some(t) = core.local.pop() {
+            out.push(t);
+        }
+    }
+
+    fn close_shared(&self, out: &mut Vec<Notified>) {
+        self.inject.close(out);
+    }
+}

@@ -1,0 +1,153 @@
+//! `steal-one`: classic work stealing. Each worker owns a Chase–Lev deque
+//! (crossbeam-deque's `Worker`, LIFO for the owner; Chase & Lev, SPAA'05,
+//! with the weak-memory fixes of Lê et al., PPoPP'13); idle workers steal
+//! one task from a victim (random start, then every other worker once);
+//! tasks from outside go through a global `Injector`.
+//!
+//! A yielded task goes to the injector rather than the owner's deque: with
+//! a LIFO owner end the deque has no "back" for the owner, and a yield that
+//! is popped again at once would not yield.
+
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+
+use crate::fairness::{FastRand, Fairness};
+use crate::global::pop_injector;
+use crate::knobs::{Knobs, Victim};
+use crate::loom::sync::atomic::{AtomicBool, Ordering};
+use crate::metrics::Counters;
+use crate::policy::{Origin, Policy, Wake, WorkerRef};
+use crate::task::raw::Notified;
+use crate::SchedulerKind;
+
+/// Bounded retries of a steal that lost a race before moving on.
+const STEAL_RETRIES: u32 = 4;
+
+pub(crate) struct StealOne {
+    stealers: Box<[Stealer<Notified>]>,
+    injector: Injector<Notified>,
+    /// See `global::Global::closed`.
+    closed: AtomicBool,
+    victim: Victim,
+}
+
+pub(crate) struct Core {
+    deque: Worker<Notified>,
+    fairness: Fairness,
+    rng: FastRand,
+}
+
+impl StealOne {
+    fn pop_injector_into(&self, core: &mut Core, counters: &Counters) -> Option<Notified> {
+        loop {
+            let before = core.deque.len();
+            match self.injector.steal_batch_and_pop(&core.deque) {
+                Steal::Success(t) => {
+                    let moved = core.deque.len().saturating_sub(before) as u64;
+                    Counters::bump(&counters.inject_pops, moved + 1);
+                    return Some(t);
+                }
+                Steal::Empty => return None,
+                Steal::Retry => std::hint::spin_loop(),
+            }
+        }
+    }
+
+    fn steal_from(&self, victim: usize, counters: &Counters) -> Option<Notified> {
+        Counters::bump(&counters.steal_attempts, 1);
+        for _ in 0..STEAL_RETRIES {
+            match self.stealers[victim].steal() {
+                Steal::Success(t) => {
+                    Counters::bump(&counters.steals, 1);
+                    Counters::bump(&counters.tasks_stolen, 1);
+                    return Some(t);
+                }
+                Steal::Empty => return None,
+                Steal::Retry => std::hint::spin_loop(),
+            }
+        }
+        None
+    }
+}
+
+impl Policy for StealOne {
+    type Core = Core;
+    const KIND: SchedulerKind = SchedulerKind::StealOne;
+    const STEALS: bool = true;
+
+    fn new(workers: usize, knobs: &Knobs) -> (Self, Vec<Core>) {
+        let cores: Vec<Core> = (0..workers)
+            .map(|i| Core { deque: Worker::new_lifo(), fairness: Fairness::new(knobs.global_interval), rng: FastRand::new(i + 1) })
+            .collect();
+        let stealers = cores.iter().map(|c| c.deque.stealer()).collect();
+        let policy = StealOne { stealers, injector: Injector::new(), closed: AtomicBool::new(false), victim: knobs.victim };
+        (policy, cores)
+    }
+
+    fn push_local(&self, core: &mut Core, _w: &WorkerRef<'_>, task: Notified, origin: Origin) -> bool {
+        match origin {
+            Origin::Yield => self.injector.push(task),
+            Origin::Spawn | Origin::Wake => core.deque.push(task),
+        }
+        true
+    }
+
+    fn push_remote(&self, task: Notified) -> Result<Wake, Notified> {
+        // Acquire: pairs with the Release in `close_shared`.
+        if self.closed.load(Ordering::Acquire) {
+            return Err(task);
+        }
+        self.injector.push(task);
+        Ok(Wake::Any)
+    }
+
+    fn next_task(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
+        if core.fairness.due(w.tick) {
+            if let Some(t) = pop_injector(&self.injector) {
+                Counters::bump(&w.counters.inject_pops, 1);
+                return Some(t);
+            }
+        }
+        core.deque.pop().or_else(|| self.pop_injector_into(core, w.counters))
+    }
+
+    fn steal(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
+        let n = self.stealers.len();
+        let start = match self.victim {
+            Victim::Random => core.rng.below(n),
+            Victim::Sequential => w.index + 1,
+        };
+        for k in 0..n {
+            let victim = (start + k) % n;
+            if victim == w.index {
+                continue;
+            }
+            if let Some(t) = self.steal_from(victim, w.counters) {
+                return Some(t);
+            }
+        }
+        self.pop_injector_into(core, w.counters)
+    }
+
+    fn has_work(&self, core: &Core, _index: usize, peers: bool) -> bool {
+        !core.deque.is_empty() || !self.injector.is_empty() || (peers && self.stealers.iter().any(|s| !s.is_empty()))
+    }
+
+    fn maintenance(&self, core: &mut Core, mean_poll_ns: f64) {
+        core.fairness.update(mean_poll_ns);
+    }
+
+    fn drain_core(&self, core: &mut Core, out: &mut Vec<Notified>) {
+        while let Some(t) = core.deque.pop() {
+            out.push(t);
+        }
+    }
+
+    fn close_shared(&self, out: &mut Vec<Notified>) {
+        // Release: pairs with the Acquire in `push_remote`.
+        self.closed.store(true, Ordering::Release);
+        while let Some(t) = pop_injector(&self.injector) {
+            out.push(t);
+        }
+    }
+}
+

@@ -1,0 +1,15 @@
+//! Tasks: the raw task cell and its state machine (crate-private), and the
+//! public task API: [`JoinHandle`], [`JoinError`], [`yield_now`],
+//! [`spawn_blocking`].
+
+pub(crate) mod owned;
+pub(crate) mod raw;
+pub(crate) mod state;
+
+mod join;
+mod yield_now;
+
+pub use crate::blocking::spawn_blocking;
+pub use crate::runtime::spawn;
+pub use join::{JoinError, JoinHandle};
+pub use yield_now::yield_now;

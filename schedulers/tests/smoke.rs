@@ -1,0 +1,43 @@
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use wsbench_schedulers::{Builder, SchedulerKind};
+
+fn kinds() -> Vec<(SchedulerKind, usize)> {
+    let mut v = vec![(SchedulerKind::CurrentThread, 1)];
+    for k in [SchedulerKind::Global, SchedulerKind::PerWorker, SchedulerKind::StealOne, SchedulerKind::StealHalf] {
+        for w in [1, 2, 8] {
+            v.push((k, w));
+        }
+    }
+    v
+}
+
+#[test]
+fn smoke_spawn_join_yield() {
+    for (k, w) in kinds() {
+        let rt = Builder::new(k).workers(w).build().unwrap();
+        let count = Arc::new(AtomicUsize::new(0));
+        let c = count.clone();
+        let v = rt.block_on(async move {
+            let mut hs = Vec::new();
+            for i in 0..1000u64 {
+                let c = c.clone();
+                hs.push(wsbench_schedulers::spawn(async move {
+                    wsbench_schedulers::task::yield_now().await;
+                    c.fetch_add(1, Ordering::Relaxed);
+                    i
+                }));
+            }
+            let mut sum = 0;
+            for h in hs {
+                sum += h.await.unwrap();
+            }
+            sum
+        });
+        assert_eq!(v, 999 * 1000 / 2, "{k} {w}");
+        assert_eq!(count.load(Ordering::Relaxed), 1000);
+        let m = rt.metrics();
+        eprintln!("{k} {w}: {:?}", m.totals());
+        rt.shutdown_timeout(std::time::Duration::from_secs(5));
+    }
+}
