@@ -1,0 +1,1062 @@
+//! The local run queue of the `steal-half` policy: a fixed ring owned by one
+//! worker, from which other workers steal about half at a time.
+//!
+//! # Shape
+//!
+//! A ring of `capacity` slots (a power of two, [`DEFAULT_CAPACITY`] unless
+//! the `queue-capacity` knob says otherwise) indexed by `u32` counters that
+//! run freely and wrap; a slot is `index & (capacity - 1)`. Three counters:
+//!
+//! - `tail` (an `AtomicU32`): one past the newest task. Only the owner
+//!   ([`Local`]) stores it.
+//! - the *real head*: the oldest task not yet taken by anyone.
+//! - the *steal head*: the oldest slot a thief may still be reading. It equals
+//!   the real head except while one thief holds a claim on
+//!   `[steal head, real head)`.
+//!
+//! Both heads live in one `AtomicU64` (steal head in the high half, real head
+//! in the low half, see [`pack`]), so one CAS both checks that no thief holds
+//! a claim and moves the real head. The owner pushes at the tail and pops at
+//! the real head (FIFO). Tasks in `[real head, tail)` are queued; slots in
+//! `[steal head, real head)` are being read by the thief; the rest are free.
+//!
+//! # Protocols
+//!
+//! Push (owner, [`Local::push_back_or_overflow`]):
+//! 1. Load the head (Acquire). If `tail - steal head < capacity`, write the
+//!    slot at `tail` and store `tail + 1` (Release); done.
+//! 2. Full, and a thief holds a claim (`steal != real`): the thief will free
+//!    slots soon, so send only this task to the overflow sink.
+//! 3. Full, no claim: CAS the head from `(h, h)` to `(h + capacity/2,
+//!    h + capacity/2)`, which takes the older half from the ring, then hand
+//!    those tasks plus the new one to the sink in one `push_batch`. If the CAS
+//!    fails a thief got in first; start again at 1.
+//!
+//! Pop (owner, [`Local::pop`]): CAS the real head forward by one (and the
+//! steal head with it unless a thief holds a claim); the slot is then ours.
+//!
+//! Steal (thief, [`Steal::steal_into`]; the thief owns `dst`):
+//! 1. Check `dst`: give up if it holds more than half its capacity.
+//! 2. Load the victim's head (Acquire). Give up if `steal != real` — another
+//!    thief is at work on this victim, and trying again would only contend.
+//! 3. Load the victim's tail (Acquire) and choose `n`: `available -
+//!    available / 2` for [`StealLimit::Half`] (the ceiling of half), at most
+//!    `k` for [`StealLimit::AtMost`]; never more than `dst` can take.
+//! 4. Claim: CAS the head from `(r, r)` to `(r, r + n)`. The owner and other
+//!    thieves now see the tasks as gone, and the owner will not overwrite
+//!    them while the steal head stays at `r`. On failure go back to 2.
+//! 5. Move the first `n - 1` tasks into `dst`'s free slots; read the last one
+//!    into a local.
+//! 6. Release the claim: CAS the head from `(r, r')` to `(r', r')`, where
+//!    `r'` is the current real head (the owner may have popped meanwhile).
+//!    Retry on failure; only the owner's pops can move the head now.
+//! 7. Publish the moved tasks with a Release store of `dst`'s tail, and
+//!    return the last task to run at once.
+//!
+//! # Relation to the literature
+//!
+//! This is tokio's design, not a Chase–Lev deque (Chase & Lev, "Dynamic
+//! Circular Work-Stealing Deque", SPAA'05; C11 orderings in Lê, Pop, Cohen &
+//! Zappa Nardelli, "Correct and Efficient Work-Stealing for Weak Memory
+//! Models", PPoPP'13). It differs in four ways:
+//!
+//! - The owner takes from the *head*, the same end thieves use (FIFO). LIFO
+//!   behaviour comes from the worker's separate LIFO slot, not from the ring.
+//!   Owner and thieves therefore agree through one CAS word, and there is no
+//!   store–load (SeqCst) fence as in Chase–Lev's `take`, where the owner and a
+//!   thief race at opposite ends for the last task.
+//! - The ring never grows. A full ring spills half of itself into an overflow
+//!   sink (the inject queue) instead of reallocating, so there is no buffer
+//!   to reclaim and no epoch scheme (crossbeam-deque needs one).
+//! - A thief claims a whole range with one CAS and releases it with a second;
+//!   meanwhile the owner keeps popping and pushing into the slots outside it.
+//!   Chase–Lev steals one task per CAS.
+//! - A second thief gives up instead of waiting while a claim is held, and
+//!   the owner spills only the new task when full during a claim.
+//!
+//! Indices wrap at `u32::MAX`; a stale packed head would have to survive
+//! 2^32 wraps to be mistaken for a current one (ABA), which we accept, as
+//! tokio does.
+
+use std::cell::Cell;
+use std::fmt;
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
+use std::ptr;
+
+use crossbeam_utils::CachePadded;
+
+use crate::loom::cell::UnsafeCell;
+use crate::loom::sync::atomic::AtomicU32;
+use crate::loom::sync::atomic::AtomicU64;
+use crate::loom::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use crate::loom::sync::Arc;
+
+/// Smallest ring: half of it must still be a batch worth moving.
+pub const MIN_CAPACITY: usize = 4;
+
+/// Largest ring. Indices are `u32`; any power of two up to 2^31 would work,
+/// this bound only keeps a mistyped knob from allocating gigabytes.
+pub const MAX_CAPACITY: usize = 1 << 16;
+
+/// Ring size when the `queue-capacity` knob is not set: tokio's 256.
+#[cfg(not(loom))]
+pub const DEFAULT_CAPACITY: usize = 256;
+
+/// Under loom every ring is the smallest one, so models stay small enough to
+/// explore.
+#[cfg(loom)]
+pub const DEFAULT_CAPACITY: usize = MIN_CAPACITY;
+
+/// Where the owner sends tasks that do not fit: the inject queue.
+pub trait Overflow<T> {
+    /// Takes one task.
+    fn push(&self, task: T);
+
+    /// Takes a batch of tasks, oldest first. The sink must consume the whole
+    /// iterator; the queue asserts that it did.
+    fn push_batch<I: Iterator<Item = T>>(&self, tasks: I);
+}
+
+/// How much one steal takes from its victim (the `steal=half|one|N` knob).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StealLimit {
+    /// The ceiling of half of the victim's queued tasks (tokio).
+    Half,
+    /// At most this many; `AtMost(0)` steals nothing.
+    AtMost(u32),
+}
+
+impl StealLimit {
+    /// How many of `available` queued tasks one steal takes.
+    fn amount(self, available: u32) -> u32 {
+        match self {
+            StealLimit::Half => available - available / 2,
+            StealLimit::AtMost(limit) => available.min(limit),
+        }
+    }
+}
+
+/// Packs the steal head (high half) and the real head (low half) into the
+/// one word that a single CAS can check and move.
+fn pack(steal: u32, real: u32) -> u64 {
+    (u64::from(steal) << u32::BITS) | u64::from(real)
+}
+
+/// Splits a packed head into `(steal head, real head)`.
+fn unpack(head: u64) -> (u32, u32) {
+    // Truncation is the point: each half is one u32.
+    ((head >> u32::BITS) as u32, head as u32)
+}
+
+/// The ring shared by one [`Local`] and any number of [`Steal`] handles.
+struct Inner<T> {
+    /// Packed `(steal head, real head)`. CAS'd by the owner on every pop and
+    /// by thieves. Padded so that a thief's CAS does not take the cache line
+    /// holding `tail`, which the owner stores on every push.
+    head: CachePadded<AtomicU64>,
+    /// One past the newest task; stored only by the owner, loaded by
+    /// thieves. Padded for the same reason, and to keep it off the lines of
+    /// the `Arc` counts and the slots.
+    tail: CachePadded<AtomicU32>,
+    /// `capacity - 1`; capacity is a power of two.
+    mask: u32,
+    /// The ring. A slot holds an initialised task exactly when its index is
+    /// in `[steal head, tail)` and nobody has read it out yet.
+    slots: Box<[UnsafeCell<MaybeUninit<T>>]>,
+}
+
+// SAFETY: tasks move between threads (a thief reads what the owner wrote), so
+// `T: Send` is required; no `&T` is ever shared, so `T: Sync` is not. Every
+// slot access follows the protocol in the module doc: a slot is written only
+// by the owner while it is free, and read by exactly one party that claimed
+// it with a CAS on `head`.
+unsafe impl<T: Send> Send for Inner<T> {}
+// SAFETY: as for `Send`; shared access goes through atomics and claimed slots.
+unsafe impl<T: Send> Sync for Inner<T> {}
+
+impl<T> Inner<T> {
+    fn capacity(&self) -> u32 {
+        self.mask + 1
+    }
+
+    /// Free slots between `tail` and `steal + capacity`.
+    fn free_slots(&self, steal: u32, tail: u32) -> u32 {
+        self.capacity() - tail.wrapping_sub(steal)
+    }
+
+    fn slot(&self, index: u32) -> &UnsafeCell<MaybeUninit<T>> {
+        &self.slots[(index & self.mask) as usize]
+    }
+
+    /// Moves `task` into the slot for `index`.
+    ///
+    /// # Safety
+    ///
+    /// The caller is the owner of this ring and `index` is free: in
+    /// `[tail, steal head + capacity)`, so no one else reads or writes it.
+    unsafe fn write(&self, index: u32, task: T) {
+        self.slot(index).with_mut(|slot| {
+            // SAFETY: the caller guarantees exclusive access to a free slot;
+            // overwriting a free slot drops nothing.
+            unsafe { ptr::write(slot, MaybeUninit::new(task)) }
+        });
+    }
+
+    /// Moves the task out of the slot for `index`; the slot is free after.
+    ///
+    /// # Safety
+    ///
+    /// The slot holds an initialised task that the caller alone has claimed
+    /// (by a CAS on `head`), and the owner's write of it happens-before this
+    /// read.
+    unsafe fn take(&self, index: u32) -> T {
+        self.slot(index).with(|slot| {
+            // SAFETY: initialised and claimed by the caller, as required;
+            // nobody reads it again, so the value is moved out exactly once.
+            unsafe { ptr::read(slot).assume_init() }
+        })
+    }
+}
+
+impl<T> Drop for Inner<T> {
+    fn drop(&mut self) {
+        // Relaxed: we hold the last handle; the `Arc`'s final decrement
+        // already ordered every other handle's accesses before this drop.
+        let (steal, real) = unpack(self.head.load(Relaxed));
+        // A thief holds a `Steal` (an `Arc`) for as long as it holds a claim.
+        debug_assert_eq!(steal, real, "ring dropped while a claim is held");
+        // Relaxed: as above.
+        let tail = self.tail.load(Relaxed);
+        let mut index = real;
+        while index != tail {
+            self.slot(index).with_mut(|slot| {
+                // SAFETY: `[real, tail)` holds initialised tasks that nobody
+                // took, and no other handle exists any more.
+                unsafe { (*slot).assume_init_drop() }
+            });
+            index = index.wrapping_add(1);
+        }
+    }
+}
+
+/// The owner's end of a local queue: push, pop, and be the target of a steal.
+/// `Send` (a worker may be moved to its thread) but not `Sync`.
+pub struct Local<T> {
+    inner: Arc<Inner<T>>,
+    /// `Cell` is `Send + !Sync`; so is `Local`.
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+/// A thief's handle on someone else's local queue.
+pub struct Steal<T>(Arc<Inner<T>>);
+
+/// Creates a local queue of `capacity` slots: a power of two in
+/// [`MIN_CAPACITY`]`..=`[`MAX_CAPACITY`].
+pub fn local<T: Send + 'static>(capacity: usize) -> (Local<T>, Steal<T>) {
+    with_start_index(capacity, 0)
+}
+
+/// Like [`local`], with all counters starting at `start` (tests use it to
+/// cross `u32::MAX`).
+fn with_start_index<T>(capacity: usize, start: u32) -> (Local<T>, Steal<T>) {
+    assert!(
+        capacity.is_power_of_two() && (MIN_CAPACITY..=MAX_CAPACITY).contains(&capacity),
+        "local queue capacity must be a power of two in {MIN_CAPACITY}..={MAX_CAPACITY}, \
+         got {capacity}"
+    );
+    let slots = (0..capacity)
+        .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
+        .collect();
+    let inner = Arc::new(Inner {
+        head: CachePadded::new(AtomicU64::new(pack(start, start))),
+        tail: CachePadded::new(AtomicU32::new(start)),
+        mask: u32::try_from(capacity - 1).expect("capacity is at most MAX_CAPACITY"),
+        slots,
+    });
+    let local = Local {
+        inner: inner.clone(),
+        _not_sync: PhantomData,
+    };
+    (local, Steal(inner))
+}
+
+impl<T> Local<T> {
+    /// Number of slots in the ring.
+    pub fn capacity(&self) -> usize {
+        self.inner.capacity() as usize
+    }
+
+    /// Tasks queued (claimed ones excluded). May over-count by tasks a thief
+    /// has just claimed.
+    pub fn len(&self) -> usize {
+        // Relaxed: a hint; a stale head only over-counts tasks a thief has
+        // already claimed, and never exceeds the tail this thread wrote.
+        let (_, real) = unpack(self.inner.head.load(Relaxed));
+        self.tail().wrapping_sub(real) as usize
+    }
+
+    /// Whether no task is queued.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Slots free for [`push_back`](Self::push_back). May under-count while
+    /// a thief finishes; never over-counts.
+    pub fn remaining_slots(&self) -> usize {
+        // Relaxed: the steal head only moves forward, so a stale value only
+        // under-counts; `push_back` loads it again with Acquire before
+        // writing.
+        let (steal, _) = unpack(self.inner.head.load(Relaxed));
+        self.inner.free_slots(steal, self.tail()) as usize
+    }
+
+    /// Pushes `task` at the back. When the ring is full, sends the task to
+    /// `overflow` — with half of the ring in one batch unless a thief holds a
+    /// claim — and returns true; returns false when the task went into the
+    /// ring.
+    pub fn push_back_or_overflow<O: Overflow<T>>(&mut self, task: T, overflow: &O) -> bool {
+        let tail = self.tail();
+        let Some(task) = self.make_room(task, tail, overflow) else {
+            return true;
+        };
+        // SAFETY: `make_room` saw `tail - steal head < capacity`, so the slot
+        // at `tail` is free; the steal head only moves forward, and only the
+        // owner (us, `&mut self`) writes slots.
+        unsafe { self.inner.write(tail, task) };
+        // Release: publishes the slot; pairs with the Acquire load of the
+        // tail in `Steal::claim` (steal step 3).
+        self.inner.tail.store(tail.wrapping_add(1), Release);
+        false
+    }
+
+    /// Push steps 1–3: returns the task when the slot at `tail` is free, or
+    /// `None` after it went to `overflow`.
+    fn make_room<O: Overflow<T>>(&mut self, mut task: T, tail: u32, overflow: &O) -> Option<T> {
+        loop {
+            // Acquire: pairs with the Release CAS that ends a claim (steal
+            // step 6): the thief's reads of the slots it frees happen before
+            // we write them again.
+            let (steal, real) = unpack(self.inner.head.load(Acquire));
+            if self.inner.free_slots(steal, tail) > 0 {
+                return Some(task);
+            }
+            if steal != real {
+                overflow.push(task);
+                return None;
+            }
+            match self.overflow_half(task, real, tail, overflow) {
+                Ok(()) => return None,
+                Err(back) => task = back,
+            }
+        }
+    }
+
+    /// Push step 3: moves the older half of a full ring plus `task` to
+    /// `overflow` in one batch. Gives the task back if a thief moved the head
+    /// first.
+    fn overflow_half<O: Overflow<T>>(
+        &mut self,
+        task: T,
+        head: u32,
+        tail: u32,
+        overflow: &O,
+    ) -> Result<(), T> {
+        let capacity = self.inner.capacity();
+        assert_eq!(
+            tail.wrapping_sub(head),
+            capacity,
+            "overflow from a ring that is not full (head {head}, tail {tail})"
+        );
+        let moved = capacity / 2;
+        let new_head = head.wrapping_add(moved);
+        let result = self.inner.head.compare_exchange(
+            pack(head, head),
+            pack(new_head, new_head),
+            // Release: pairs with the Acquire head loads in `Steal::claim`
+            // and `Steal::len`, so a reader of the new head then reads a tail
+            // at least as new as ours (never behind the real head).
+            Release,
+            // Relaxed: on failure we return and `make_room` reloads with
+            // Acquire.
+            Relaxed,
+        );
+        if result.is_err() {
+            return Err(task);
+        }
+        let mut batch = Batch {
+            inner: &self.inner,
+            next: head,
+            left_in_ring: moved,
+            new_task: Some(task),
+        };
+        overflow.push_batch(batch.by_ref());
+        assert!(
+            batch.len() == 0,
+            "overflow sink left {} of {} tasks unconsumed",
+            batch.len(),
+            moved + 1
+        );
+        Ok(())
+    }
+
+    /// Pushes every task of `tasks` at the back.
+    ///
+    /// # Panics
+    ///
+    /// When `tasks.len() > remaining_slots()`: the caller must check first.
+    pub fn push_back<I: ExactSizeIterator<Item = T>>(&mut self, tasks: I) {
+        let count = tasks.len();
+        // Acquire: pairs with the Release CAS that ends a claim (steal step
+        // 6), as in `make_room`.
+        let (steal, _) = unpack(self.inner.head.load(Acquire));
+        let tail = self.tail();
+        let free = self.inner.free_slots(steal, tail);
+        assert!(
+            count <= free as usize,
+            "push_back of {count} tasks into a local queue with {free} free slots \
+             (steal head {steal}, tail {tail}, capacity {})",
+            self.inner.capacity()
+        );
+        let mut publish = PublishOnDrop {
+            tail: &self.inner.tail,
+            start: tail,
+            written: 0,
+        };
+        for task in tasks.take(count) {
+            // SAFETY: fewer than `free` tasks are written, so the index is in
+            // `[tail, steal head + capacity)`: free, and only we write slots.
+            unsafe { self.inner.write(tail.wrapping_add(publish.written), task) };
+            publish.written += 1;
+        }
+    }
+
+    /// Takes the oldest queued task.
+    pub fn pop(&mut self) -> Option<T> {
+        let index = self.claim_oldest()?;
+        // SAFETY: `claim_oldest` moved the real head past `index`, so no thief
+        // can claim it; we wrote it ourselves, and it is in `[real, tail)`.
+        Some(unsafe { self.inner.take(index) })
+    }
+
+    /// The CAS loop of pop: moves the real head forward by one and returns
+    /// the index it passed, or `None` when nothing is queued.
+    fn claim_oldest(&mut self) -> Option<u32> {
+        let tail = self.tail();
+        // Relaxed: pop reads only slots this thread wrote, and the CAS below
+        // checks the value.
+        let mut head = self.inner.head.load(Relaxed);
+        loop {
+            let (steal, real) = unpack(head);
+            if real == tail {
+                return None;
+            }
+            let next_real = real.wrapping_add(1);
+            // A thief's claim keeps its steal head; otherwise both move.
+            let next_steal = if steal == real { next_real } else { steal };
+            match self.inner.head.compare_exchange_weak(
+                head,
+                pack(next_steal, next_real),
+                // Release: pairs with the Acquire head loads in `Steal::claim`
+                // and `Steal::len`: whoever reads this head then reads a tail
+                // at least `next_real`.
+                Release,
+                // Relaxed: the fresh value is checked by the next CAS.
+                Relaxed,
+            ) {
+                Ok(_) => return Some(real),
+                Err(actual) => head = actual,
+            }
+        }
+    }
+
+    /// The owner's tail.
+    fn tail(&self) -> u32 {
+        // Relaxed: only the owner stores the tail, so it reads its own value.
+        self.inner.tail.load(Relaxed)
+    }
+}
+
+/// Publishes the tasks `push_back` wrote, also if the caller's iterator
+/// panics part-way (otherwise those tasks would leak).
+struct PublishOnDrop<'a> {
+    tail: &'a AtomicU32,
+    start: u32,
+    written: u32,
+}
+
+impl Drop for PublishOnDrop<'_> {
+    fn drop(&mut self) {
+        // Release: publishes the slots; pairs with the Acquire load of the
+        // tail in `Steal::claim`.
+        self.tail
+            .store(self.start.wrapping_add(self.written), Release);
+    }
+}
+
+/// The tasks of one overflow: `left_in_ring` tasks from index `next`, then
+/// the new task. Drops what the sink did not take, so nothing leaks.
+struct Batch<'a, T> {
+    inner: &'a Inner<T>,
+    next: u32,
+    left_in_ring: u32,
+    new_task: Option<T>,
+}
+
+impl<T> Iterator for Batch<'_, T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        if self.left_in_ring == 0 {
+            return self.new_task.take();
+        }
+        // SAFETY: `overflow_half`'s CAS moved both heads past these indices,
+        // so no thief can claim them; the owner wrote them and holds `&mut
+        // Local` for the batch's lifetime, so nothing overwrites them.
+        let task = unsafe { self.inner.take(self.next) };
+        self.next = self.next.wrapping_add(1);
+        self.left_in_ring -= 1;
+        Some(task)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let len = self.left_in_ring as usize + usize::from(self.new_task.is_some());
+        (len, Some(len))
+    }
+}
+
+impl<T> ExactSizeIterator for Batch<'_, T> {}
+
+impl<T> Drop for Batch<'_, T> {
+    fn drop(&mut self) {
+        self.by_ref().for_each(drop);
+    }
+}
+
+impl<T> Steal<T> {
+    /// Whether the victim has no queued task (a hint).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Tasks queued in the victim, excluding any a thief has claimed (a hint).
+    pub fn len(&self) -> usize {
+        // Acquire: pairs with the Release of every CAS on the head (pop,
+        // overflow, claim, end of claim), so the tail read next is at least
+        // the real head we read.
+        let (_, real) = unpack(self.0.head.load(Acquire));
+        // Relaxed: only counted, no slot is read; the Acquire above already
+        // bounds it from below.
+        let tail = self.0.tail.load(Relaxed);
+        tail.wrapping_sub(real) as usize
+    }
+
+    /// Steals from this victim into `dst` (steps 1–7 in the module doc).
+    /// Returns the task to run now and how many tasks moved in total,
+    /// counting it; `None` when there was nothing to take, `dst` is more than
+    /// half full, or another thief is at work on this victim.
+    pub fn steal_into(&self, dst: &mut Local<T>, limit: StealLimit) -> Option<(T, usize)> {
+        assert!(
+            !ptr::eq(&*self.0, &*dst.inner),
+            "a worker cannot steal from its own queue"
+        );
+        // Step 1. Acquire: pairs with the Release CAS ending a claim on
+        // `dst` (step 6 of a thief of ours), so its reads of `dst` slots
+        // happen before we write them.
+        let (dst_steal, _) = unpack(dst.inner.head.load(Acquire));
+        let dst_tail = dst.tail();
+        let dst_capacity = dst.inner.capacity();
+        let dst_len = dst_tail.wrapping_sub(dst_steal);
+        if dst_len > dst_capacity / 2 {
+            return None;
+        }
+        // Steps 2–4. `dst` takes all but the last task.
+        let (first, count) = self.claim(limit, dst_capacity - dst_len + 1)?;
+        // Step 5.
+        for offset in 0..count - 1 {
+            // SAFETY: `first + offset` is in our claim: initialised (below
+            // the tail we loaded with Acquire) and ours alone until step 6.
+            let task = unsafe { self.0.take(first.wrapping_add(offset)) };
+            // SAFETY: we own `dst` (`&mut`), and fewer than `capacity -
+            // dst_len` tasks are written from its tail, so the slots are free.
+            unsafe { dst.inner.write(dst_tail.wrapping_add(offset), task) };
+        }
+        // SAFETY: the last index of our claim, as above.
+        let last = unsafe { self.0.take(first.wrapping_add(count - 1)) };
+        // Step 6.
+        self.end_claim(first);
+        // Step 7.
+        if count > 1 {
+            // Release: publishes the moved tasks; pairs with the Acquire load
+            // of `dst`'s tail in `claim` by thieves of `dst`.
+            dst.inner
+                .tail
+                .store(dst_tail.wrapping_add(count - 1), Release);
+        }
+        Some((last, count as usize))
+    }
+
+    /// Steps 2–4, the claim CAS loop: returns `(first index, count)` of the
+    /// claimed range, taking at most `max` tasks.
+    fn claim(&self, limit: StealLimit, max: u32) -> Option<(u32, u32)> {
+        // Acquire: pairs with the Release of every CAS on the head, so the
+        // tail loaded below is at least the real head.
+        let mut head = self.0.head.load(Acquire);
+        loop {
+            let (steal, real) = unpack(head);
+            if steal != real {
+                return None;
+            }
+            // Acquire: pairs with the Release tail stores in `Local`'s pushes
+            // and in `steal_into` step 7: the tasks below it are visible.
+            let tail = self.0.tail.load(Acquire);
+            let available = tail.wrapping_sub(real);
+            assert!(
+                available <= self.0.capacity(),
+                "local queue tail {tail} behind real head {real}"
+            );
+            let count = limit.amount(available).min(max);
+            if count == 0 {
+                return None;
+            }
+            match self.0.head.compare_exchange_weak(
+                head,
+                pack(real, real.wrapping_add(count)),
+                // Release: pairs with the Acquire head loads of other thieves
+                // and `len`; they then read a tail at least our new real head.
+                Release,
+                // Acquire: the fresh head is used like the first load.
+                Acquire,
+            ) {
+                Ok(_) => return Some((real, count)),
+                Err(actual) => head = actual,
+            }
+        }
+    }
+
+    /// Step 6, the CAS loop ending a claim that starts at `first`: moves the
+    /// steal head up to the real head.
+    fn end_claim(&self, first: u32) {
+        // Relaxed: only the value is needed; the CAS checks it and carries
+        // the Release.
+        let mut head = self.0.head.load(Relaxed);
+        loop {
+            let (steal, real) = unpack(head);
+            assert_eq!(
+                steal, first,
+                "steal head moved while a claim was held (real head {real})"
+            );
+            match self.0.head.compare_exchange_weak(
+                head,
+                pack(real, real),
+                // Release: pairs with the Acquire head loads in `make_room`
+                // and `push_back`: our reads of the claimed slots happen
+                // before the owner writes them again.
+                Release,
+                // Relaxed: only the owner's pops race with us; retry.
+                Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(actual) => head = actual,
+            }
+        }
+    }
+}
+
+impl<T> Clone for Steal<T> {
+    fn clone(&self) -> Self {
+        Steal(self.0.clone())
+    }
+}
+
+impl<T> fmt::Debug for Local<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Local")
+            .field("len", &self.len())
+            .field("capacity", &self.capacity())
+            .finish()
+    }
+}
+
+impl<T> fmt::Debug for Steal<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Steal").field("len", &self.len()).finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::cell::RefCell;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::sync::atomic::{AtomicU32 as StdAtomicU32, Ordering::SeqCst};
+    use std::sync::Arc as StdArc;
+
+    use super::*;
+
+    /// Small enough to enumerate every fill level, big enough that half of
+    /// it is not 1.
+    const CAPACITY: usize = 16;
+
+    /// Records what the owner spills, batch by batch.
+    struct Sink<T> {
+        singles: RefCell<Vec<T>>,
+        batches: RefCell<Vec<Vec<T>>>,
+    }
+
+    impl<T> Default for Sink<T> {
+        fn default() -> Self {
+            Sink {
+                singles: RefCell::default(),
+                batches: RefCell::default(),
+            }
+        }
+    }
+
+    impl<T> Overflow<T> for Sink<T> {
+        fn push(&self, task: T) {
+            self.singles.borrow_mut().push(task);
+        }
+
+        fn push_batch<I: Iterator<Item = T>>(&self, tasks: I) {
+            self.batches.borrow_mut().push(tasks.collect());
+        }
+    }
+
+    fn filled(capacity: usize, start: u32, count: u32) -> (Local<u32>, Steal<u32>) {
+        let (mut local, steal) = with_start_index(capacity, start);
+        local.push_back(0..count);
+        (local, steal)
+    }
+
+    fn drain<T>(local: &mut Local<T>) -> Vec<T> {
+        std::iter::from_fn(|| local.pop()).collect()
+    }
+
+    #[test]
+    fn pack_round_trips_and_puts_steal_head_high() {
+        for (steal, real) in [
+            (0, 0),
+            (1, 2),
+            (u32::MAX, 0),
+            (0, u32::MAX),
+            (7, u32::MAX - 1),
+        ] {
+            assert_eq!(unpack(pack(steal, real)), (steal, real));
+        }
+        assert_eq!(pack(1, 0), 1 << 32);
+        assert_eq!(pack(0, 1), 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "power of two")]
+    fn rejects_capacity_not_power_of_two() {
+        let _ = local::<u32>(3 * MIN_CAPACITY);
+    }
+
+    #[test]
+    #[should_panic(expected = "power of two")]
+    fn rejects_capacity_below_minimum() {
+        let _ = local::<u32>(MIN_CAPACITY / 2);
+    }
+
+    #[test]
+    fn pops_in_fifo_order_with_interleaved_pushes() {
+        let sink = Sink::default();
+        let (mut local, _steal) = local(CAPACITY);
+        assert!(local.is_empty());
+        assert_eq!(local.pop(), None);
+        for task in 0..5 {
+            assert!(!local.push_back_or_overflow(task, &sink));
+        }
+        assert_eq!(local.pop(), Some(0));
+        assert_eq!(local.pop(), Some(1));
+        local.push_back(5..8);
+        assert_eq!(local.len(), 6);
+        assert_eq!(drain(&mut local), vec![2, 3, 4, 5, 6, 7]);
+        assert!(sink.singles.borrow().is_empty() && sink.batches.borrow().is_empty());
+    }
+
+    #[test]
+    fn len_and_remaining_slots_track_pushes_and_pops() {
+        let (mut local, steal) = filled(CAPACITY, 0, 5);
+        assert_eq!(
+            (local.capacity(), local.len(), local.remaining_slots()),
+            (16, 5, 11)
+        );
+        assert_eq!((steal.len(), steal.is_empty()), (5, false));
+        local.pop();
+        assert_eq!(
+            (local.len(), local.remaining_slots(), steal.len()),
+            (4, 12, 4)
+        );
+    }
+
+    #[test]
+    fn overflow_moves_half_plus_new_task_in_one_batch() {
+        let sink = Sink::default();
+        let (mut local, _steal) = filled(CAPACITY, 0, CAPACITY as u32);
+        assert_eq!(local.remaining_slots(), 0);
+        assert!(local.push_back_or_overflow(100, &sink));
+        let expected: Vec<u32> = (0..8).chain([100]).collect();
+        assert_eq!(*sink.batches.borrow(), vec![expected]);
+        assert!(sink.singles.borrow().is_empty());
+        assert_eq!(drain(&mut local), (8..16).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn overflow_during_a_claim_moves_only_the_new_task() {
+        let sink = Sink::default();
+        let (mut local, steal) = filled(CAPACITY, 0, CAPACITY as u32);
+        let (first, count) = steal.claim(StealLimit::AtMost(2), u32::MAX).unwrap();
+        assert_eq!((first, count), (0, 2));
+        assert!(local.push_back_or_overflow(100, &sink));
+        assert_eq!(*sink.singles.borrow(), vec![100]);
+        assert!(sink.batches.borrow().is_empty());
+        // The owner may pop past the claim, and the claim ends cleanly.
+        assert_eq!(local.pop(), Some(2));
+        // SAFETY: indices 0 and 1 are claimed above and read only here.
+        let claimed = unsafe { [steal.0.take(0), steal.0.take(1)] };
+        assert_eq!(claimed, [0, 1]);
+        steal.end_claim(first);
+        assert_eq!(unpack(steal.0.head.load(SeqCst)), (3, 3));
+        assert!(!local.push_back_or_overflow(101, &sink));
+        assert_eq!(local.remaining_slots(), 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "unconsumed")]
+    fn overflow_asserts_that_the_sink_took_the_whole_batch() {
+        struct TakesOne;
+        impl Overflow<u32> for TakesOne {
+            fn push(&self, _task: u32) {}
+            fn push_batch<I: Iterator<Item = u32>>(&self, mut tasks: I) {
+                tasks.next();
+            }
+        }
+        let (mut local, _steal) = filled(MIN_CAPACITY, 0, MIN_CAPACITY as u32);
+        local.push_back_or_overflow(9, &TakesOne);
+    }
+
+    #[test]
+    fn steal_half_takes_the_ceiling_of_half_for_every_fill_level() {
+        for n in 1..=CAPACITY as u32 {
+            let (mut src, steal) = filled(CAPACITY, 0, n);
+            let (mut dst, _) = local::<u32>(CAPACITY);
+            let expected = n - n / 2;
+            let (last, moved) = steal.steal_into(&mut dst, StealLimit::Half).unwrap();
+            assert_eq!((last, moved), (expected - 1, expected as usize), "n = {n}");
+            assert_eq!(
+                drain(&mut dst),
+                (0..expected - 1).collect::<Vec<_>>(),
+                "n = {n}"
+            );
+            assert_eq!(
+                drain(&mut src),
+                (expected..n).collect::<Vec<_>>(),
+                "n = {n}"
+            );
+        }
+    }
+
+    #[test]
+    fn steal_at_most_respects_its_limit() {
+        for (limit, n, expected) in [(1, 5, 1), (3, 5, 3), (3, 2, 2), (0, 5, 0), (100, 16, 16)] {
+            let (mut src, steal) = filled(CAPACITY, 0, n);
+            let (mut dst, _) = local::<u32>(CAPACITY);
+            let got = steal.steal_into(&mut dst, StealLimit::AtMost(limit));
+            assert_eq!(
+                got.map(|(_, moved)| moved),
+                (expected > 0).then_some(expected as usize)
+            );
+            assert_eq!(src.len() + dst.len() + got.iter().count(), n as usize);
+            assert_eq!(
+                drain(&mut src).first().copied(),
+                (expected < n).then_some(expected)
+            );
+        }
+    }
+
+    #[test]
+    fn steal_from_empty_returns_none() {
+        let (_src, steal) = local::<u32>(CAPACITY);
+        let (mut dst, _) = local::<u32>(CAPACITY);
+        assert!(steal.steal_into(&mut dst, StealLimit::Half).is_none());
+        assert!(dst.is_empty());
+    }
+
+    #[test]
+    fn steal_refused_when_dst_more_than_half_full() {
+        let (src, steal) = filled(CAPACITY, 0, 10);
+        let half = CAPACITY as u32 / 2;
+        let (mut dst, _) = filled(CAPACITY, 0, half + 1);
+        assert!(steal.steal_into(&mut dst, StealLimit::Half).is_none());
+        assert_eq!((src.len(), dst.len()), (10, 9));
+        dst.pop();
+        let (_, moved) = steal.steal_into(&mut dst, StealLimit::Half).unwrap();
+        assert_eq!((moved, src.len(), dst.len()), (5, 5, 12));
+    }
+
+    #[test]
+    fn steal_refused_while_another_claim_is_held() {
+        let (_src, steal) = filled(CAPACITY, 0, 10);
+        let (first, _) = steal.claim(StealLimit::AtMost(1), u32::MAX).unwrap();
+        let (mut dst, _) = local::<u32>(CAPACITY);
+        assert!(steal
+            .clone()
+            .steal_into(&mut dst, StealLimit::Half)
+            .is_none());
+        // SAFETY: index 0 is claimed above.
+        assert_eq!(unsafe { steal.0.take(first) }, 0);
+        steal.end_claim(first);
+        assert_eq!(
+            steal.steal_into(&mut dst, StealLimit::Half).map(|(_, n)| n),
+            Some(5)
+        );
+    }
+
+    #[test]
+    fn steal_is_capped_by_a_smaller_dst() {
+        let big = MIN_CAPACITY * 16;
+        let (mut src, steal) = filled(big, 0, big as u32);
+        let (mut dst, _) = local::<u32>(MIN_CAPACITY);
+        let (last, moved) = steal.steal_into(&mut dst, StealLimit::Half).unwrap();
+        assert_eq!((last, moved), (MIN_CAPACITY as u32, MIN_CAPACITY + 1));
+        assert_eq!(
+            drain(&mut dst),
+            (0..MIN_CAPACITY as u32).collect::<Vec<_>>()
+        );
+        assert_eq!(src.pop(), Some(MIN_CAPACITY as u32 + 1));
+    }
+
+    #[test]
+    #[should_panic(expected = "its own queue")]
+    fn steal_from_own_queue_panics() {
+        let (mut local, steal) = filled(CAPACITY, 0, 4);
+        steal.steal_into(&mut local, StealLimit::Half);
+    }
+
+    #[test]
+    fn indices_wrap_around_u32_max() {
+        let sink = Sink::default();
+        let start = u32::MAX - 3;
+        let (mut local, steal) = filled(CAPACITY, start, 10);
+        assert_eq!(local.len(), 10);
+        assert_eq!(local.pop(), Some(0));
+        let (mut dst, _) = with_start_index::<u32>(CAPACITY, u32::MAX - 1);
+        let (last, moved) = steal.steal_into(&mut dst, StealLimit::Half).unwrap();
+        assert_eq!((last, moved), (5, 5));
+        assert_eq!(drain(&mut dst), vec![1, 2, 3, 4]);
+        local.push_back(10..22);
+        assert_eq!(local.remaining_slots(), 0);
+        assert!(local.push_back_or_overflow(99, &sink));
+        assert_eq!(
+            sink.batches.borrow()[0],
+            (6..14).chain([99]).collect::<Vec<_>>()
+        );
+        assert_eq!(drain(&mut local), (14..22).collect::<Vec<_>>());
+    }
+
+    #[test]
+    #[should_panic(expected = "free slots")]
+    fn push_back_panics_past_remaining_slots() {
+        let (mut local, _steal) = filled(MIN_CAPACITY, 0, 1);
+        local.push_back(0..MIN_CAPACITY as u32);
+    }
+
+    #[test]
+    fn push_back_publishes_what_a_panicking_iterator_yielded() {
+        let (mut local, _steal) = local::<u32>(CAPACITY);
+        let tasks = (0..4).map(|task| {
+            assert!(task < 2, "iterator gives up");
+            task
+        });
+        let result = catch_unwind(AssertUnwindSafe(|| local.push_back(tasks)));
+        assert!(result.is_err());
+        assert_eq!(drain(&mut local), vec![0, 1]);
+    }
+
+    /// A task that counts its drops in a per-id slot.
+    struct Tracked {
+        id: usize,
+        drops: StdArc<Vec<StdAtomicU32>>,
+    }
+
+    impl Drop for Tracked {
+        fn drop(&mut self) {
+            self.drops[self.id].fetch_add(1, SeqCst);
+        }
+    }
+
+    fn drop_counters(count: usize) -> StdArc<Vec<StdAtomicU32>> {
+        StdArc::new((0..count).map(|_| StdAtomicU32::new(0)).collect())
+    }
+
+    fn tracked(drops: &StdArc<Vec<StdAtomicU32>>, ids: std::ops::Range<usize>) -> Vec<Tracked> {
+        ids.map(|id| Tracked {
+            id,
+            drops: drops.clone(),
+        })
+        .collect()
+    }
+
+    fn assert_each_dropped_once(drops: &[StdAtomicU32]) {
+        for (id, count) in drops.iter().enumerate() {
+            assert_eq!(count.load(SeqCst), 1, "task {id}");
+        }
+    }
+
+    #[test]
+    fn every_task_dropped_exactly_once_including_on_queue_drop() {
+        let total = 3 * CAPACITY;
+        let drops = drop_counters(total);
+        let sink = Sink::default();
+        let (mut src, steal) = with_start_index(CAPACITY, u32::MAX - 2);
+        let (mut dst, dst_steal) = local(CAPACITY);
+        for task in tracked(&drops, 0..CAPACITY + 1) {
+            src.push_back_or_overflow(task, &sink);
+        }
+        drop(src.pop());
+        let stolen = steal.steal_into(&mut dst, StealLimit::Half);
+        assert!(stolen.is_some());
+        drop(stolen);
+        // The four pushed stay queued; the iterator drops the rest.
+        dst.push_back(tracked(&drops, CAPACITY + 1..total).into_iter().take(4));
+        drop(sink);
+        // Tasks are left in both rings; the order of the last drops varies.
+        drop(src);
+        drop(dst_steal);
+        drop(steal);
+        drop(dst);
+        assert_each_dropped_once(&drops);
+    }
+
+    #[test]
+    fn unconsumed_overflow_batch_is_dropped_not_leaked() {
+        struct DropsBatch;
+        impl Overflow<Tracked> for DropsBatch {
+            fn push(&self, _task: Tracked) {}
+            fn push_batch<I: Iterator<Item = Tracked>>(&self, _tasks: I) {}
+        }
+        let drops = drop_counters(MIN_CAPACITY + 1);
+        let (mut local, steal) = local(MIN_CAPACITY);
+        let mut tasks = tracked(&drops, 0..MIN_CAPACITY + 1);
+        let last = tasks.pop().unwrap();
+        local.push_back(tasks.into_iter());
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            local.push_back_or_overflow(last, &DropsBatch)
+        }));
+        assert!(result.is_err());
+        drop(local);
+        drop(steal);
+        assert_each_dropped_once(&drops);
+    }
+
+    #[test]
+    fn handles_are_send_and_steal_is_sync() {
+        fn send<T: Send>() {}
+        fn sync<T: Sync>() {}
+        send::<Local<Box<u8>>>();
+        send::<Steal<Box<u8>>>();
+        sync::<Steal<Box<u8>>>();
+    }
+}
