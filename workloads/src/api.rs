@@ -44,6 +44,10 @@ pub struct WorkloadInfo {
     pub in_default_suite: bool,
     /// Its parameters.
     pub params: &'static [ParamInfo],
+    /// Open loop: the default offered rate is this many requests per second
+    /// per worker (so defaults scale from 2 to 128 cores); `None` for
+    /// closed workloads.
+    pub default_rate_per_worker: Option<f64>,
 }
 
 /// The runtime under test.
@@ -113,4 +117,10 @@ pub struct RunOutput {
     pub schedule_slipped: bool,
     /// Human-readable notes (slipped schedule, failures, ...).
     pub notes: Vec<String>,
+    /// Every workload parameter with the value actually used (defaults and
+    /// `auto` resolved), plus `rate` for open-loop workloads.
+    pub params: Vec<(String, String)>,
+    /// Workload-specific results, `snake_case` names with a unit suffix
+    /// (`ns_per_task`, `timer_lateness_p99_us`, `deadline_misses`, ...).
+    pub extras: Vec<(String, f64)>,
 }

@@ -1,0 +1,258 @@
+//! The I/O and timer driver shared by every scheduling policy.
+//!
+//! One [`Driver`] per runtime owns the epoll instance (mio `Poll`); whichever
+//! worker has nothing to run holds it and blocks in [`Driver::park`]. The
+//! [`Handle`] (cheap clone, `Send + Sync`) is what resources and other
+//! threads use: it registers sockets, files timers, reads counters and
+//! interrupts a blocked park ([`Handle::unpark`], one mio `Waker`).
+//!
+//! # Park
+//! 1. Timers: compute how long the park may block — the caller's timeout,
+//!    bounded by the wheel's next expiration — and record that wake-up tick
+//!    so an earlier timer filed meanwhile unparks us (`timer.rs`).
+//! 2. Block in epoll for that long, or until an event or `unpark`.
+//! 3. Dispatch every event to its source's readiness and waiters (`io.rs`):
+//!    look the tokens up under the slot lock, then set readiness and collect
+//!    wakers outside it.
+//! 4. Advance the wheel to now, collecting the due timers' wakers.
+//! 5. Wake everything collected, in that order, after every lock is
+//!    released.
+//!
+//! # Shutdown
+//! [`Driver::shutdown`] marks the driver shut down, fails every registered
+//! source's pending and later operations with an error, fires every timer,
+//! and wakes all their waiters; later registrations fail and later sleeps
+//! complete at once, so no task waits on the driver forever.
+
+mod io;
+mod registration;
+mod timer;
+pub(crate) mod wheel;
+
+use std::task::Waker;
+use std::time::{Duration, Instant};
+
+use crate::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::loom::sync::{Arc, Mutex, MutexGuard};
+use crate::metrics::DriverMetrics;
+
+pub(crate) use self::io::Direction;
+pub(crate) use self::registration::PollEvented;
+pub(crate) use self::timer::Registered;
+pub(crate) use self::wheel::TimerKey;
+
+/// The token of the driver's own mio waker (no source token can equal it:
+/// `io.rs` keeps the top bit of source tokens clear).
+const WAKER_TOKEN: mio::Token = mio::Token(usize::MAX);
+
+/// Default capacity of the epoll event buffer.
+const DEFAULT_EVENT_CAPACITY: usize = 1024;
+
+/// Driver settings.
+#[derive(Debug, Clone)]
+pub(crate) struct DriverConfig {
+    /// Events fetched per epoll call.
+    pub(crate) event_capacity: usize,
+}
+
+impl Default for DriverConfig {
+    fn default() -> Self {
+        DriverConfig {
+            event_capacity: DEFAULT_EVENT_CAPACITY,
+        }
+    }
+}
+
+/// State shared by the driver and every handle.
+#[derive(Debug)]
+struct Shared {
+    registry: mio::Registry,
+    waker: mio::Waker,
+    slots: Mutex<io::Slots>,
+    time: timer::TimeShared,
+    /// I/O events dispatched (written by the parked driver only).
+    io_events: AtomicU64,
+    shutdown: AtomicBool,
+}
+
+/// The epoll instance and the buffers of one park; owned by whichever
+/// worker is parked on it.
+#[derive(Debug)]
+pub(crate) struct Driver {
+    poll: mio::Poll,
+    events: mio::Events,
+    handle: Handle,
+    /// Sources that got an event in this park, with their bits.
+    ready: Vec<(Arc<io::ScheduledIo>, usize)>,
+    /// Wakers to wake at the end of this park.
+    wakers: Vec<Waker>,
+}
+
+/// A cheap, `Send + Sync` reference to a runtime's driver.
+#[derive(Debug, Clone)]
+pub(crate) struct Handle {
+    shared: Arc<Shared>,
+}
+
+impl Driver {
+    /// Opens the epoll instance and its waker.
+    pub(crate) fn new(cfg: DriverConfig) -> std::io::Result<(Driver, Handle)> {
+        let poll = mio::Poll::new()?;
+        let registry = poll.registry().try_clone()?;
+        let waker = mio::Waker::new(&registry, WAKER_TOKEN)?;
+        let shared = Arc::new(Shared {
+            registry,
+            waker,
+            slots: Mutex::new(io::Slots::default()),
+            time: timer::TimeShared::new(),
+            io_events: AtomicU64::new(0),
+            shutdown: AtomicBool::new(false),
+        });
+        let handle = Handle { shared };
+        let driver = Driver {
+            poll,
+            events: mio::Events::with_capacity(cfg.event_capacity.max(1)),
+            handle: handle.clone(),
+            ready: Vec::new(),
+            wakers: Vec::new(),
+        };
+        Ok((driver, handle))
+    }
+
+    /// Polls I/O and fires due timers (module doc, steps 1–5). `None` blocks
+    /// until an I/O event, the next timer deadline or [`Handle::unpark`];
+    /// `Some(Duration::ZERO)` does not block.
+    pub(crate) fn park(&mut self, timeout: Option<Duration>) {
+        let wait = if timeout == Some(Duration::ZERO) {
+            timeout
+        } else {
+            self.handle.shared.time.before_park(timeout)
+        };
+        self.poll_io(wait);
+        self.handle.shared.time.after_park(&mut self.wakers);
+        self.wakers.drain(..).for_each(Waker::wake);
+    }
+
+    /// Steps 2 and 3.
+    fn poll_io(&mut self, wait: Option<Duration>) {
+        match self.poll.poll(&mut self.events, wait) {
+            Ok(()) => {}
+            // A signal: return as if woken; the caller parks again.
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return,
+            Err(e) => panic!("epoll_wait failed on the wsbench driver: {e}"),
+        }
+        let shared = &*self.handle.shared;
+        {
+            let slots = lock(&shared.slots);
+            for event in self.events.iter() {
+                if event.token() == WAKER_TOKEN {
+                    continue;
+                }
+                if let Some(sio) = slots.get(event.token()) {
+                    self.ready.push((sio.clone(), io::ready_from_event(event)));
+                }
+            }
+        }
+        let dispatched = self.ready.len() as u64;
+        for (sio, ready) in self.ready.drain(..) {
+            sio.set_readiness(ready);
+            sio.take_wakers(ready, &mut self.wakers);
+        }
+        if dispatched > 0 {
+            // Relaxed: a statistic with one writer at a time (the parked
+            // driver, handed between workers through the caller's mutex).
+            let n = shared.io_events.load(Ordering::Relaxed);
+            shared.io_events.store(n + dispatched, Ordering::Relaxed);
+        }
+    }
+
+    /// Runtime shutdown (module doc): wakes every registered source and
+    /// timer, fails later registrations, completes later sleeps, and drops
+    /// every stored waker.
+    pub(crate) fn shutdown(&mut self) {
+        let shared = &*self.handle.shared;
+        // Release: pairs with the Acquire in `Handle::is_shutdown`.
+        shared.shutdown.store(true, Ordering::Release);
+        let sources = lock(&shared.slots).shutdown();
+        for sio in &sources {
+            sio.shutdown(&mut self.wakers);
+        }
+        drop(sources);
+        shared.time.shutdown(&mut self.wakers);
+        self.wakers.drain(..).for_each(Waker::wake);
+    }
+
+    /// A handle to this driver.
+    pub(crate) fn handle(&self) -> &Handle {
+        &self.handle
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // No code that can panic runs under the driver's locks (no waker code,
+    // no user code), so a poisoned lock still holds consistent data.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Handle {
+    /// Interrupts a blocked [`Driver::park`] (or makes the next one return
+    /// at once).
+    pub(crate) fn unpark(&self) {
+        // An eventfd write; it fails only if the counter would overflow,
+        // which mio handles by resetting it, so nothing to do on error.
+        let _ = self.shared.waker.wake();
+    }
+
+    /// Driver counters. `blocking_threads_spawned` is left 0: the blocking
+    /// pool owns that counter.
+    pub(crate) fn metrics(&self) -> DriverMetrics {
+        let t = &self.shared.time.counters;
+        // Relaxed: statistics; a snapshot need not be consistent.
+        DriverMetrics {
+            io_events: self.shared.io_events.load(Ordering::Relaxed),
+            timers_fired: t.fired.load(Ordering::Relaxed),
+            timer_lateness_us_total: t.lateness_us_total.load(Ordering::Relaxed),
+            timer_lateness_us_max: t.lateness_us_max.load(Ordering::Relaxed),
+            timer_lock_contended: t.lock_contended.load(Ordering::Relaxed),
+            blocking_threads_spawned: 0,
+        }
+    }
+
+    /// Whether [`Driver::shutdown`] has run.
+    pub(crate) fn is_shutdown(&self) -> bool {
+        // Acquire: pairs with the Release store in `Driver::shutdown`.
+        self.shared.shutdown.load(Ordering::Acquire)
+    }
+
+    /// Files a timer for `deadline` waking `waker`; unparks a driver that
+    /// is blocked past it.
+    pub(crate) fn register_timer(&self, deadline: Instant, waker: &Waker) -> Registered {
+        let registered = self.shared.time.register(deadline, waker);
+        if let Registered::Pending { unpark: true, .. } = registered {
+            self.unpark();
+        }
+        registered
+    }
+
+    /// `Ready` once the timer fired (its entry is freed then); otherwise
+    /// stores `waker` and returns `Pending`.
+    pub(crate) fn poll_timer(&self, key: TimerKey, waker: &Waker) -> std::task::Poll<()> {
+        self.shared.time.poll_fired(key, waker)
+    }
+
+    /// Cancels (or frees, if fired) a timer.
+    pub(crate) fn cancel_timer(&self, key: TimerKey) {
+        self.shared.time.cancel(key)
+    }
+
+    fn io_slots(&self) -> MutexGuard<'_, io::Slots> {
+        lock(&self.shared.slots)
+    }
+
+    fn registry(&self) -> &mio::Registry {
+        &self.shared.registry
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests;

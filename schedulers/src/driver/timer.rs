@@ -1,0 +1,342 @@
+//! The runtime's timers: one [`Wheel`] behind one mutex, plus the clock that
+//! turns `Instant`s into wheel ticks.
+//!
+//! The wheel is shared by every worker and protected the simple way, a
+//! `Mutex`; each acquisition first tries `try_lock` and counts a failure in
+//! `timer_lock_contended`, so the cost of this choice at high core counts is
+//! measured rather than guessed.
+//!
+//! # Ticks
+//! Tick `t` is the instant `origin + t ms`. A deadline is rounded *up* to its
+//! tick and the wheel fires tick `t` only once the clock has reached it, so a
+//! timer never fires early; it fires at most about one tick plus the
+//! scheduling delay late.
+//!
+//! # Park / insert handshake
+//! 1. Before blocking in epoll, the parking driver computes its wake-up tick
+//!    (the wheel's next expiration, bounded by the caller's timeout) and
+//!    stores it in `parked_until`, under the wheel lock.
+//! 2. A registration due before `parked_until` asks its caller (under the
+//!    same lock) to unpark the driver; the mio waker's eventfd keeps the
+//!    wake-up even if epoll has not been entered yet.
+//! 3. After the poll, the driver clears `parked_until` and advances the wheel.
+//!
+//! Wakers are never woken nor dropped under the lock: a waker's drop can
+//! free a task whose future owns a `Sleep`, whose drop takes this lock.
+
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
+
+use super::wheel::{TimerKey, Wheel};
+use crate::loom::sync::atomic::{AtomicU64, Ordering};
+use crate::loom::sync::{Mutex, MutexGuard};
+
+/// Nanoseconds per tick: the wheel's resolution is one millisecond.
+const TICK_NS: u128 = 1_000_000;
+/// Microseconds per tick, for lateness.
+const NS_PER_US: u128 = 1_000;
+
+/// What the wheel stores per timer.
+#[derive(Debug)]
+pub(crate) struct TimerData {
+    waker: Option<Waker>,
+    deadline: Instant,
+}
+
+#[derive(Debug)]
+struct TimeCore {
+    wheel: Wheel<TimerData>,
+    /// The tick a blocked park will wake at by itself; `None` when no
+    /// driver is blocked.
+    parked_until: Option<u64>,
+    shutdown: bool,
+}
+
+/// Outcome of registering a timer.
+#[derive(Debug)]
+pub(crate) enum Registered {
+    /// Filed; poll it with its key.
+    Pending { key: TimerKey, unpark: bool },
+    /// Due already (or the runtime is shutting down): complete now.
+    Elapsed,
+}
+
+/// Timer counters (see `DriverMetrics`).
+#[derive(Debug, Default)]
+pub(crate) struct TimerCounters {
+    pub(crate) fired: AtomicU64,
+    pub(crate) lateness_us_total: AtomicU64,
+    pub(crate) lateness_us_max: AtomicU64,
+    pub(crate) lock_contended: AtomicU64,
+}
+
+/// The runtime's timers.
+#[derive(Debug)]
+pub(crate) struct TimeShared {
+    core: Mutex<TimeCore>,
+    origin: Instant,
+    pub(crate) counters: TimerCounters,
+}
+
+impl TimeShared {
+    pub(crate) fn new() -> Self {
+        TimeShared {
+            core: Mutex::new(TimeCore {
+                wheel: Wheel::new(),
+                parked_until: None,
+                shutdown: false,
+            }),
+            origin: Instant::now(),
+            counters: TimerCounters::default(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, TimeCore> {
+        if let Ok(guard) = self.core.try_lock() {
+            return guard;
+        }
+        // Relaxed: a statistic, no data depends on it.
+        self.counters.lock_contended.fetch_add(1, Ordering::Relaxed);
+        // Nothing that can panic runs under this lock (no waker code; the
+        // wheel's own asserts are invariant breaks), so poison is ignored.
+        self.core
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The tick of `deadline`, rounded up; saturates instead of overflowing.
+    pub(crate) fn tick_ceil(&self, deadline: Instant) -> u64 {
+        let ns = deadline.saturating_duration_since(self.origin).as_nanos();
+        u64::try_from(ns.div_ceil(TICK_NS)).unwrap_or(u64::MAX)
+    }
+
+    /// The last tick the clock has reached at `now`.
+    fn tick_floor(&self, now: Instant) -> u64 {
+        let ns = now.saturating_duration_since(self.origin).as_nanos();
+        u64::try_from(ns / TICK_NS).unwrap_or(u64::MAX)
+    }
+
+    /// The instant of `tick`; `None` if it is not representable.
+    fn instant_of(&self, tick: u64) -> Option<Instant> {
+        self.origin.checked_add(Duration::from_millis(tick))
+    }
+
+    /// Files a timer for `deadline` that wakes `waker`. The caller unparks
+    /// the driver when told to (handshake step 2).
+    pub(crate) fn register(&self, deadline: Instant, waker: &Waker) -> Registered {
+        if deadline <= Instant::now() {
+            return Registered::Elapsed;
+        }
+        let when = self.tick_ceil(deadline);
+        let data = TimerData {
+            waker: Some(waker.clone()),
+            deadline,
+        };
+        let mut core = self.lock();
+        if core.shutdown {
+            drop(core);
+            return Registered::Elapsed; // `data` (a waker) drops unlocked
+        }
+        match core.wheel.insert(when, data) {
+            Ok(key) => {
+                let unpark = core.parked_until.is_some_and(|until| when < until);
+                Registered::Pending { key, unpark }
+            }
+            Err(data) => {
+                drop(core);
+                drop(data);
+                Registered::Elapsed
+            }
+        }
+    }
+
+    /// `Ready` once the timer fired (its entry is then freed); otherwise
+    /// makes sure `waker` is the one woken and returns `Pending`.
+    pub(crate) fn poll_fired(&self, key: TimerKey, waker: &Waker) -> Poll<()> {
+        let mut core = self.lock();
+        let replaced = match core.wheel.get_mut(key) {
+            None => return Poll::Ready(()), // not ours any more: treat as fired
+            Some((_, true)) => {
+                let data = core.wheel.remove(key);
+                drop(core);
+                drop(data);
+                return Poll::Ready(());
+            }
+            Some((data, false)) => match &data.waker {
+                Some(w) if w.will_wake(waker) => None,
+                _ => data.waker.replace(waker.clone()),
+            },
+        };
+        drop(core);
+        drop(replaced);
+        Poll::Pending
+    }
+
+    /// Removes the timer, fired or not: it will never wake anything.
+    pub(crate) fn cancel(&self, key: TimerKey) {
+        let data = self.lock().wheel.remove(key);
+        drop(data); // after the guard: a waker drop may re-enter
+    }
+
+    /// Handshake step 1: how long the park may block, given the caller's
+    /// `timeout`; records the wake-up tick if it blocks at all.
+    pub(crate) fn before_park(&self, timeout: Option<Duration>) -> Option<Duration> {
+        let now = Instant::now();
+        let mut core = self.lock();
+        let now_tick = self.tick_floor(now);
+        let timer_wait = core.wheel.next_expiration().and_then(|next| {
+            if next <= now_tick {
+                return Some(Duration::ZERO);
+            }
+            self.instant_of(next)
+                .map(|at| at.saturating_duration_since(now))
+        });
+        let wait = match (timeout, timer_wait) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if wait != Some(Duration::ZERO) {
+            let until = wait
+                .and_then(|w| now.checked_add(w))
+                .map_or(u64::MAX, |at| self.tick_ceil(at));
+            core.parked_until = Some(until);
+        }
+        wait
+    }
+
+    /// Handshake step 3: fires every due timer; their wakers go to `out`
+    /// (in deadline order) for the caller to wake after the lock.
+    pub(crate) fn after_park(&self, out: &mut Vec<Waker>) {
+        let now = Instant::now();
+        let now_tick = self.tick_floor(now);
+        let mut late_total_us = 0u64;
+        let mut late_max_us = 0u64;
+        let mut core = self.lock();
+        core.parked_until = None;
+        let fired = core.wheel.advance(now_tick, |data| {
+            let late_us = now.saturating_duration_since(data.deadline).as_nanos() / NS_PER_US;
+            let late_us = u64::try_from(late_us).unwrap_or(u64::MAX);
+            late_total_us = late_total_us.saturating_add(late_us);
+            late_max_us = late_max_us.max(late_us);
+            out.extend(data.waker.take());
+        });
+        drop(core);
+        if fired > 0 {
+            self.record_fired(fired as u64, late_total_us, late_max_us);
+        }
+    }
+
+    fn record_fired(&self, fired: u64, late_total_us: u64, late_max_us: u64) {
+        let c = &self.counters;
+        // Relaxed: statistics, read by snapshots that tolerate staleness.
+        c.fired.fetch_add(fired, Ordering::Relaxed);
+        c.lateness_us_total
+            .fetch_add(late_total_us, Ordering::Relaxed);
+        c.lateness_us_max.fetch_max(late_max_us, Ordering::Relaxed);
+    }
+
+    /// Runtime shutdown: fires every timer (sleeps complete) and makes later
+    /// registrations complete at once.
+    pub(crate) fn shutdown(&self, out: &mut Vec<Waker>) {
+        let mut core = self.lock();
+        core.shutdown = true;
+        core.wheel.fire_all(|data| out.extend(data.waker.take()));
+    }
+
+    /// Timers filed and not yet fired.
+    #[cfg(test)]
+    pub(crate) fn pending(&self) -> usize {
+        self.lock().wheel.pending()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadlines_round_up_to_the_next_tick() {
+        let t = TimeShared::new();
+        let o = t.origin;
+        assert_eq!(t.tick_ceil(o), 0);
+        assert_eq!(t.tick_ceil(o + Duration::from_nanos(1)), 1);
+        assert_eq!(t.tick_ceil(o + Duration::from_millis(1)), 1);
+        assert_eq!(
+            t.tick_ceil(o + Duration::from_millis(1) + Duration::from_nanos(1)),
+            2
+        );
+        assert_eq!(t.tick_floor(o + Duration::from_micros(1999)), 1);
+        // Before the origin: tick 0, no underflow.
+        assert_eq!(
+            t.tick_ceil(o.checked_sub(Duration::from_secs(1)).unwrap_or(o)),
+            0
+        );
+    }
+
+    #[test]
+    fn far_future_does_not_overflow() {
+        let t = TimeShared::new();
+        let far = t.origin + Duration::from_secs(60 * 60 * 24 * 365 * 100);
+        let tick = t.tick_ceil(far);
+        assert!(tick > 3_000_000_000_000, "{tick}");
+        let waker = Waker::noop();
+        let Registered::Pending { key, .. } = t.register(far, waker) else {
+            panic!("far future elapsed")
+        };
+        assert_eq!(t.before_park(Some(Duration::ZERO)), Some(Duration::ZERO));
+        let wait = t.before_park(None).expect("a timer bounds the park");
+        assert!(wait > Duration::from_secs(60 * 60 * 24), "{wait:?}");
+        t.cancel(key);
+        assert_eq!(t.pending(), 0);
+        assert_eq!(t.before_park(None), None);
+    }
+
+    #[test]
+    fn past_deadline_is_elapsed_without_filing() {
+        let t = TimeShared::new();
+        assert!(matches!(
+            t.register(Instant::now(), Waker::noop()),
+            Registered::Elapsed
+        ));
+        assert_eq!(t.pending(), 0);
+    }
+
+    #[test]
+    fn earlier_timer_than_the_park_asks_for_unpark() {
+        let t = TimeShared::new();
+        let late = Instant::now() + Duration::from_secs(100);
+        let Registered::Pending { unpark: false, .. } = t.register(late, Waker::noop()) else {
+            panic!()
+        };
+        t.before_park(None); // a driver now blocks until `late`
+        let soon = Instant::now() + Duration::from_secs(10);
+        let Registered::Pending { unpark: true, .. } = t.register(soon, Waker::noop()) else {
+            panic!("an earlier timer must unpark the blocked driver")
+        };
+        let later = Instant::now() + Duration::from_secs(200);
+        let Registered::Pending { unpark: false, .. } = t.register(later, Waker::noop()) else {
+            panic!()
+        };
+        t.after_park(&mut Vec::new());
+        let Registered::Pending { unpark: false, .. } = t.register(soon, Waker::noop()) else {
+            panic!("no driver is parked any more")
+        };
+    }
+
+    #[test]
+    fn shutdown_fires_everything_and_later_registrations_elapse() {
+        let t = TimeShared::new();
+        let far = Instant::now() + Duration::from_secs(100);
+        let Registered::Pending { key, .. } = t.register(far, Waker::noop()) else {
+            panic!()
+        };
+        let mut out = Vec::new();
+        t.shutdown(&mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(t.poll_fired(key, Waker::noop()), Poll::Ready(()));
+        assert!(matches!(
+            t.register(far, Waker::noop()),
+            Registered::Elapsed
+        ));
+    }
+}

@@ -1,0 +1,362 @@
+//! Timers through the public API, for every scheduling policy: current-thread
+//! at 1 worker, the others at 1, 2 and 8 workers.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use wsbench_schedulers::time::{interval, sleep, sleep_until, timeout, Elapsed, Sleep};
+use wsbench_schedulers::{Builder, Runtime, SchedulerKind};
+
+/// Every (policy, workers) pair under test.
+fn configs() -> Vec<(SchedulerKind, usize)> {
+    let mut out = Vec::new();
+    for kind in SchedulerKind::ALL {
+        let workers: &[usize] = if kind == SchedulerKind::CurrentThread {
+            &[1]
+        } else {
+            &[1, 2, 8]
+        };
+        out.extend(workers.iter().map(|&w| (kind, w)));
+    }
+    out
+}
+
+fn runtime(kind: SchedulerKind, workers: usize) -> Runtime {
+    Builder::new(kind)
+        .workers(workers)
+        .build()
+        .unwrap_or_else(|e| panic!("{kind} x{workers}: {e}"))
+}
+
+/// One global sequence of "registered" and "fired" events.
+static SEQ: AtomicU64 = AtomicU64::new(0);
+const NOT_FIRED: u64 = u64::MAX;
+
+/// The waker a probed sleep files: records when the driver wakes it.
+struct Probe {
+    fired_seq: AtomicU64,
+    wakes: AtomicUsize,
+    task: Mutex<Option<Waker>>,
+}
+
+impl Wake for Probe {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let seq = SEQ.fetch_add(1, Ordering::SeqCst);
+        let _ = self
+            .fired_seq
+            .compare_exchange(NOT_FIRED, seq, Ordering::SeqCst, Ordering::SeqCst);
+        self.wakes.fetch_add(1, Ordering::SeqCst);
+        if let Some(w) = self.task.lock().unwrap().as_ref() {
+            w.wake_by_ref();
+        }
+    }
+}
+
+/// A sleep polled through a [`Probe`] waker.
+struct Probed {
+    sleep: Sleep,
+    probe: Arc<Probe>,
+    waker: Waker,
+    polls: usize,
+    immediate: bool,
+}
+
+impl Probed {
+    fn new(sleep: Sleep) -> Probed {
+        let probe = Arc::new(Probe {
+            fired_seq: AtomicU64::new(NOT_FIRED),
+            wakes: AtomicUsize::new(0),
+            task: Mutex::new(None),
+        });
+        Probed {
+            sleep,
+            waker: Waker::from(probe.clone()),
+            probe,
+            polls: 0,
+            immediate: false,
+        }
+    }
+}
+
+impl Future for Probed {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        *this.probe.task.lock().unwrap() = Some(cx.waker().clone());
+        this.polls += 1;
+        let ready = Pin::new(&mut this.sleep).poll(&mut Context::from_waker(&this.waker));
+        if ready.is_ready() && this.polls == 1 {
+            this.immediate = true;
+        }
+        ready
+    }
+}
+
+#[derive(Debug)]
+struct Outcome {
+    deadline: Instant,
+    done_at: Instant,
+    registered_seq: u64,
+    fired_seq: u64,
+    wakes: usize,
+    immediate: bool,
+}
+
+async fn probed_sleep(deadline: Instant) -> Outcome {
+    let registered_seq = SEQ.fetch_add(1, Ordering::SeqCst);
+    let mut p = Probed::new(sleep_until(deadline));
+    (&mut p).await;
+    Outcome {
+        deadline,
+        done_at: Instant::now(),
+        registered_seq,
+        fired_seq: p.probe.fired_seq.load(Ordering::SeqCst),
+        wakes: p.probe.wakes.load(Ordering::SeqCst),
+        immediate: p.immediate,
+    }
+}
+
+/// Replays registrations and fires in sequence order: when a timer fires, no
+/// timer filed before it and due a full millisecond (one wheel tick) earlier
+/// may still be waiting.
+fn check_deadline_order(outcomes: &[Outcome], label: &str) {
+    enum Ev {
+        Registered(Instant),
+        Fired(Instant),
+    }
+    let mut events: Vec<(u64, Ev)> = Vec::new();
+    for o in outcomes.iter().filter(|o| !o.immediate) {
+        assert_ne!(o.fired_seq, NOT_FIRED, "{label}: completed without a wake");
+        events.push((o.registered_seq, Ev::Registered(o.deadline)));
+        events.push((o.fired_seq, Ev::Fired(o.deadline)));
+    }
+    events.sort_unstable_by_key(|e| e.0);
+    let mut waiting: BTreeMap<Instant, usize> = BTreeMap::new();
+    for (_, ev) in events {
+        match ev {
+            Ev::Registered(d) => *waiting.entry(d).or_default() += 1,
+            Ev::Fired(d) => {
+                let n = waiting.get_mut(&d).expect("fired before it was registered");
+                *n -= 1;
+                if *n == 0 {
+                    waiting.remove(&d);
+                }
+                if let Some((&first, _)) = waiting.first_key_value() {
+                    assert!(
+                        first + Duration::from_millis(1) > d,
+                        "{label}: a timer due {:?} earlier was still waiting when one fired",
+                        d - first
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn hundred_thousand_sleeps_fire_once_never_early_in_deadline_order() {
+    const SLEEPS: usize = 100_000;
+    const SPREAD_US: u64 = 300_000;
+    for (kind, workers) in configs() {
+        let label = format!("{kind} x{workers}");
+        let rt = runtime(kind, workers);
+        let mut rng = StdRng::seed_from_u64(42);
+        let offsets: Vec<u64> = (0..SLEEPS)
+            .map(|_| rng.random_range(0..SPREAD_US))
+            .collect();
+        let outcomes = rt.block_on(async move {
+            let start = Instant::now();
+            let handles: Vec<_> = offsets
+                .into_iter()
+                .map(|us| {
+                    wsbench_schedulers::spawn(probed_sleep(start + Duration::from_micros(us)))
+                })
+                .collect();
+            let mut out = Vec::with_capacity(handles.len());
+            for h in handles {
+                out.push(h.await.expect("sleep task failed"));
+            }
+            out
+        });
+        assert_eq!(outcomes.len(), SLEEPS);
+        for o in &outcomes {
+            assert!(
+                o.done_at >= o.deadline,
+                "{label}: early by {:?}",
+                o.deadline - o.done_at
+            );
+            assert!(o.wakes <= 1, "{label}: a timer fired {} times", o.wakes);
+        }
+        check_deadline_order(&outcomes, &label);
+        let fired = outcomes.iter().filter(|o| !o.immediate).count() as u64;
+        assert_eq!(
+            rt.metrics().driver.timers_fired,
+            fired,
+            "{label}: timers_fired counter"
+        );
+    }
+}
+
+#[test]
+fn cancelled_timers_never_fire() {
+    const TIMERS: usize = 2_000;
+    const CANCEL_AHEAD: Duration = Duration::from_millis(50);
+    for (kind, workers) in configs() {
+        let label = format!("{kind} x{workers}");
+        let rt = runtime(kind, workers);
+        let probes = rt.block_on(async {
+            let mut tasks = Vec::new();
+            for i in 0..TIMERS {
+                // Each in its own task, so every poll has a fresh budget;
+                // far enough ahead that it cannot fire between poll and drop.
+                let deadline = Instant::now() + CANCEL_AHEAD + Duration::from_micros(i as u64);
+                tasks.push(wsbench_schedulers::spawn(async move {
+                    let mut p = Probed::new(sleep_until(deadline));
+                    let polled = Pin::new(&mut p).poll(&mut Context::from_waker(Waker::noop()));
+                    assert!(polled.is_pending(), "timer {i} elapsed at once");
+                    (deadline, p.probe.clone())
+                    // `p` drops here: the timer is cancelled.
+                }));
+            }
+            let mut probes = Vec::new();
+            for t in tasks {
+                probes.push(t.await.expect("cancelling task"));
+            }
+            let last = probes.iter().map(|p| p.0).max().unwrap();
+            // The wheel fires in deadline order, so once this sleep is done
+            // every cancelled deadline has been passed by the driver.
+            sleep_until(last + Duration::from_millis(2)).await;
+            probes
+        });
+        for (_, p) in &probes {
+            assert_eq!(
+                p.wakes.load(Ordering::SeqCst),
+                0,
+                "{label}: a cancelled timer fired"
+            );
+        }
+        assert_eq!(
+            rt.metrics().driver.timers_fired,
+            1,
+            "{label}: only the final sleep fires"
+        );
+    }
+}
+
+#[test]
+fn timeout_elapses_for_pending_and_passes_ready_values() {
+    for (kind, workers) in configs() {
+        let label = format!("{kind} x{workers}");
+        let rt = runtime(kind, workers);
+        rt.block_on(async {
+            let start = Instant::now();
+            let r: Result<u8, Elapsed> =
+                timeout(Duration::from_millis(5), std::future::pending()).await;
+            assert!(r.is_err(), "{label}");
+            assert!(
+                start.elapsed() >= Duration::from_millis(5),
+                "{label}: elapsed early"
+            );
+            assert_eq!(
+                timeout(Duration::from_millis(5), async { 7 }).await,
+                Ok(7),
+                "{label}"
+            );
+            assert_eq!(timeout(Duration::ZERO, async { 8 }).await, Ok(8), "{label}");
+            assert_eq!(timeout(Duration::MAX, async { 9 }).await, Ok(9), "{label}");
+            let slow = timeout(Duration::from_millis(1), sleep(Duration::from_secs(60))).await;
+            assert!(slow.is_err(), "{label}");
+            let fast = timeout(Duration::from_secs(60), sleep(Duration::from_millis(1))).await;
+            assert_eq!(fast, Ok(()), "{label}");
+            let io_err: std::io::Error = slow.unwrap_err().into();
+            assert_eq!(io_err.kind(), std::io::ErrorKind::TimedOut);
+        });
+    }
+}
+
+#[test]
+fn interval_ticks_on_schedule_without_drift() {
+    const PERIOD: Duration = Duration::from_millis(3);
+    const TICKS: u32 = 20;
+    for (kind, workers) in configs() {
+        let label = format!("{kind} x{workers}");
+        let rt = runtime(kind, workers);
+        rt.block_on(async {
+            let mut ticker = interval(PERIOD);
+            let first = ticker.tick().await;
+            for k in 1..TICKS {
+                if k == TICKS / 2 {
+                    // A slow consumer: the schedule must not shift.
+                    sleep(PERIOD * 3).await;
+                }
+                let at = ticker.tick().await;
+                assert_eq!(at, first + PERIOD * k, "{label}: tick {k} drifted");
+                assert!(Instant::now() >= at, "{label}: tick {k} early");
+            }
+            assert_eq!(ticker.period(), PERIOD);
+        });
+    }
+}
+
+#[test]
+fn zero_past_and_max_sleeps_are_well_defined() {
+    for (kind, workers) in configs() {
+        let label = format!("{kind} x{workers}");
+        let rt = runtime(kind, workers);
+        rt.block_on(async {
+            sleep(Duration::ZERO).await;
+            sleep_until(Instant::now() - Duration::from_secs(1)).await;
+            let mut forever = sleep(Duration::MAX);
+            assert!(
+                forever.deadline() > Instant::now() + Duration::from_secs(60 * 60 * 24 * 365),
+                "{label}"
+            );
+            let polled = Pin::new(&mut forever).poll(&mut Context::from_waker(Waker::noop()));
+            assert!(polled.is_pending(), "{label}");
+            assert!(!forever.is_elapsed(), "{label}");
+            let h = wsbench_schedulers::spawn(sleep(Duration::MAX));
+            h.abort();
+            assert!(h.await.unwrap_err().is_cancelled(), "{label}");
+        });
+        assert_eq!(rt.metrics().driver.timers_fired, 0, "{label}");
+    }
+}
+
+#[test]
+fn shutdown_with_tasks_asleep_does_not_hang() {
+    for (kind, workers) in configs() {
+        let rt = runtime(kind, workers);
+        let dropped = Arc::new(AtomicUsize::new(0));
+        struct CountDrop(Arc<AtomicUsize>);
+        impl Drop for CountDrop {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        for _ in 0..100 {
+            let guard = CountDrop(dropped.clone());
+            rt.spawn(async move {
+                let _guard = guard;
+                sleep(Duration::from_secs(3600)).await;
+            });
+        }
+        rt.shutdown_timeout(Duration::from_secs(10));
+        assert_eq!(
+            dropped.load(Ordering::SeqCst),
+            100,
+            "{kind} x{workers}: tasks not dropped"
+        );
+    }
+}

@@ -1,0 +1,299 @@
+//! The names: every scheduler and workload, with one line of meaning and
+//! every parameter with its default.
+
+use crate::api::{ParamInfo, SchedInfo, WorkloadInfo};
+use crate::dist::{P_BIMODAL_P, P_BIMODAL_RATIO, P_PARETO_SHAPE};
+
+/// Every `--sched` name, ours then the references.
+pub static SCHEDULERS: &[SchedInfo] = &[
+    SchedInfo {
+        name: "global",
+        about: "one shared MPMC run queue; every push/pop goes through it",
+        is_reference: false,
+        single_worker_only: false,
+    },
+    SchedInfo {
+        name: "per-worker",
+        about: "private FIFO per worker, no stealing; remote spawns round-robin",
+        is_reference: false,
+        single_worker_only: false,
+    },
+    SchedInfo {
+        name: "steal-one",
+        about: "Chase-Lev deque per worker (crossbeam-deque), thieves steal one task",
+        is_reference: false,
+        single_worker_only: false,
+    },
+    SchedInfo {
+        name: "steal-half",
+        about:
+            "tokio's design: 256-slot ring, LIFO slot, steal half, inject queue, searching throttle",
+        is_reference: false,
+        single_worker_only: false,
+    },
+    SchedInfo {
+        name: "current-thread",
+        about: "one thread, plain VecDeque, no atomics on the local queue (--workers 1)",
+        is_reference: false,
+        single_worker_only: true,
+    },
+    SchedInfo {
+        name: "tokio",
+        about:
+            "reference: tokio multi-thread runtime, same worker count, tokio's reactor and timer",
+        is_reference: true,
+        single_worker_only: false,
+    },
+    SchedInfo {
+        name: "tokio-current",
+        about:
+            "reference: tokio current-thread runtime driven by one dedicated thread (--workers 1)",
+        is_reference: true,
+        single_worker_only: true,
+    },
+    SchedInfo {
+        name: "smol",
+        about: "reference: async-executor run by N threads, async-io for timers and sockets",
+        is_reference: true,
+        single_worker_only: false,
+    },
+];
+
+const fn p(name: &'static str, default: &'static str, about: &'static str) -> ParamInfo {
+    ParamInfo {
+        name,
+        default,
+        about,
+    }
+}
+
+// Parameters shared by open-loop workloads.
+const ARRIVAL: ParamInfo = p("arrival", "poisson", "inter-arrival times: poisson|uniform");
+const LOADGEN: ParamInfo = p(
+    "loadgen-threads",
+    "auto",
+    "load-generator threads (never runtime workers): auto = 1 per 16 workers, or 1..=256",
+);
+const CONNECTIONS: ParamInfo = p(
+    "connections",
+    "64",
+    "client TCP connections, one plain std thread each, one request in flight each: 1..=1024",
+);
+const STALL_MS: ParamInfo = p(
+    "stall-ms",
+    "0",
+    "fault injection: block one worker once for this long at mid-run: 0..=60000 (0 = off)",
+);
+const PANIC_EVERY: ParamInfo =
+    p("panic-every", "0", "fault injection: every Nth request's handler panics (a failed request): 0 = never, else 1..=1e12");
+const SERVICE: ParamInfo = p(
+    "service",
+    "exp",
+    "CPU service-time distribution (calibrated spinning): fixed|exp|bimodal|pareto",
+);
+const SERVICE_FIXED: ParamInfo = p(
+    "service",
+    "fixed",
+    "CPU service-time distribution (calibrated spinning): fixed|exp|bimodal|pareto",
+);
+const DOWNSTREAM: ParamInfo = p(
+    "downstream",
+    "exp",
+    "simulated downstream latency (a timer sleep): fixed|exp|bimodal|pareto",
+);
+const DOWNSTREAM_US: ParamInfo = p(
+    "downstream-us",
+    "1000",
+    "mean downstream latency in us: 0..=1e6",
+);
+const FANOUT: ParamInfo = p(
+    "fanout",
+    "8",
+    "subtasks per request: 0..=1024 (0 = no-op handler, for the load generator's ceiling)",
+);
+
+/// Parameters of `rpc-fanout`.
+const RPC_FANOUT: &[ParamInfo] = &[
+    FANOUT,
+    SERVICE,
+    p(
+        "service-us",
+        "10",
+        "mean CPU time per subtask in us: 0..=1e6 (one draw is at most 1 s)",
+    ),
+    P_BIMODAL_P,
+    P_BIMODAL_RATIO,
+    P_PARETO_SHAPE,
+    ARRIVAL,
+    LOADGEN,
+    STALL_MS,
+    PANIC_EVERY,
+];
+
+const SKEWED: &[ParamInfo] = &[
+    p("mode", "one-worker", "one-worker: every request enters through one dispatcher task (one worker); stragglers: remote spawns, rare long requests"),
+    SERVICE_FIXED,
+    p("service-us", "20", "mean CPU time per request in us: 0..=1e6"),
+    p("straggler-p", "0.01", "stragglers mode: fraction of requests that are stragglers, a number in (0, 1)"),
+    p("straggler-factor", "100", "stragglers mode: a straggler's CPU time = factor x its draw, 1..=10000"),
+    P_BIMODAL_P,
+    P_BIMODAL_RATIO,
+    P_PARETO_SHAPE,
+    ARRIVAL,
+    LOADGEN,
+    STALL_MS,
+    PANIC_EVERY,
+];
+
+const TIMERS: &[ParamInfo] = &[
+    DOWNSTREAM,
+    DOWNSTREAM_US,
+    p(
+        "deadline-us",
+        "10000",
+        "deadline per request in us (a miss is a failed request): 1..=6e7",
+    ),
+    P_BIMODAL_P,
+    P_BIMODAL_RATIO,
+    P_PARETO_SHAPE,
+    ARRIVAL,
+    LOADGEN,
+    STALL_MS,
+    PANIC_EVERY,
+];
+
+const TCP_RPC: &[ParamInfo] = &[
+    SERVICE_FIXED,
+    p(
+        "service-us",
+        "10",
+        "mean CPU time per request in us: 0..=1e6",
+    ),
+    P_BIMODAL_P,
+    P_BIMODAL_RATIO,
+    P_PARETO_SHAPE,
+    ARRIVAL,
+    CONNECTIONS,
+    STALL_MS,
+    PANIC_EVERY,
+];
+
+const MIXED: &[ParamInfo] = &[
+    p("fanout", "4", "subtasks per request: 0..=1024"),
+    SERVICE,
+    p(
+        "service-us",
+        "10",
+        "mean CPU time per subtask in us: 0..=1e6",
+    ),
+    DOWNSTREAM,
+    DOWNSTREAM_US,
+    p(
+        "deadline-us",
+        "20000",
+        "deadline on the fan-in in us (a miss is a failed request): 1..=6e7",
+    ),
+    P_BIMODAL_P,
+    P_BIMODAL_RATIO,
+    P_PARETO_SHAPE,
+    ARRIVAL,
+    CONNECTIONS,
+    STALL_MS,
+    PANIC_EVERY,
+];
+
+const SPAWNS_10K: &[ParamInfo] = &[p(
+    "spawns",
+    "10000",
+    "tasks spawned per iteration: 1..=1e7 (tokio: 10000)",
+)];
+const BUSY_STALL: ParamInfo = p(
+    "stall-us",
+    "10",
+    "CPU time per background step in us: 0..=1e6 (tokio: 10)",
+);
+const BUSY1: &[ParamInfo] = &[
+    p(
+        "spawns",
+        "10000",
+        "tasks spawned per iteration: 1..=1e7 (tokio: 10000)",
+    ),
+    p(
+        "busy-tasks",
+        "auto",
+        "background yield-and-burn tasks: auto = 2 x workers (tokio: 2 x 4), or 0..=100000",
+    ),
+    BUSY_STALL,
+];
+const BUSY2: &[ParamInfo] = &[
+    p(
+        "spawns",
+        "1000",
+        "tasks spawned per iteration: 1..=1e7 (tokio: 1000)",
+    ),
+    p(
+        "busy-tasks",
+        "auto",
+        "background burn-and-respawn chains: auto = workers (tokio: 4), or 0..=100000",
+    ),
+    BUSY_STALL,
+];
+const YIELD_MANY: &[ParamInfo] = &[
+    p("tasks", "200", "tasks per iteration: 1..=1e6 (tokio: 200)"),
+    p("yields", "1000", "yields per task: 1..=1e7 (tokio: 1000)"),
+];
+
+const fn bench(
+    name: &'static str,
+    about: &'static str,
+    params: &'static [ParamInfo],
+) -> WorkloadInfo {
+    WorkloadInfo {
+        name,
+        about,
+        open_loop: false,
+        in_default_suite: true,
+        params,
+        default_rate_per_worker: None,
+    }
+}
+
+const fn open(
+    name: &'static str,
+    about: &'static str,
+    params: &'static [ParamInfo],
+    rate: f64,
+) -> WorkloadInfo {
+    WorkloadInfo {
+        name,
+        about,
+        open_loop: true,
+        in_default_suite: true,
+        params,
+        default_rate_per_worker: Some(rate),
+    }
+}
+
+/// Every workload, tokio's benches first.
+pub static WORKLOADS: &[WorkloadInfo] = &[
+    bench("spawn-many-local", "tokio bench: spawn N empty tasks from block_on, wait for the last", SPAWNS_10K),
+    bench("spawn-many-remote-idle", "tokio bench: spawn N empty tasks from outside an idle runtime, join all", SPAWNS_10K),
+    bench("spawn-many-remote-busy1", "tokio bench: remote spawns while background tasks yield and burn CPU", BUSY1),
+    bench("spawn-many-remote-busy2", "tokio bench: remote spawns while background tasks burn CPU and respawn", BUSY2),
+    bench("yield-many", "tokio bench: 200 tasks x 1000 yields each", YIELD_MANY),
+    bench("ping-pong", "tokio bench: N pings, each a spawned pair exchanging two oneshot messages", &[p("pings", "1000", "pings per iteration: 1..=1e6 (tokio: 1000)")]),
+    bench("chained-spawn", "tokio bench: each task spawns the next, N deep", &[p("depth", "1000", "chain length: 1..=1e7 (tokio: 1000)")]),
+    open("rpc-fanout", "open loop: each request fans out to k CPU subtasks and fans in (default rate 2000/s per worker)", RPC_FANOUT, 2_000.0),
+    open("skewed", "open loop: all requests enter at one worker, or rare 100x stragglers (default rate 1000/s per worker)", SKEWED, 1_000.0),
+    open("timers", "open loop: each request sleeps a downstream latency under a deadline; timer lateness (default 2000/s per worker)", TIMERS, 2_000.0),
+    open("tcp-rpc", "open loop over loopback TCP: std-thread clients, server on the runtime (default 1000/s per worker)", TCP_RPC, 1_000.0),
+    open("mixed", "open loop over TCP: handlers fan out to CPU subtasks that await timers, with a deadline (default 500/s per worker)", MIXED, 500.0),
+    WorkloadInfo {
+        name: "hang",
+        about: "test-only: never finishes (for testing the harness watchdog); not in the default suite",
+        open_loop: false,
+        in_default_suite: false,
+        params: &[],
+        default_rate_per_worker: None,
+    },
+];

@@ -1,0 +1,122 @@
+//! In-process open-loop microservice workloads: `rpc-fanout`, `skewed`,
+//! `timers`. Each is a request handler, written once against
+//! [`Spawner`]; the load generator in [`crate::openloop`] drives it.
+
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use crate::dist::Dist;
+use crate::openloop::{Outcome, Request, INJECTED_PANIC};
+use crate::record::nanos;
+use crate::rt::Spawner;
+use crate::spin::spin_ns;
+
+/// `rpc-fanout`: the handler spawns `fanout` subtasks, each spinning for a
+/// drawn service time, and waits for all of them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fanout {
+    pub fanout: u64,
+    pub service: Dist,
+}
+
+/// `skewed`: one task per request; in `stragglers` mode a fraction of the
+/// requests is `straggler_factor` times the service time.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Skewed {
+    pub service: Dist,
+    pub straggler_p: f64,
+    pub straggler_factor: f64,
+}
+
+/// `timers`: the handler awaits a simulated downstream call (a sleep of a
+/// drawn length) under a deadline.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timers {
+    pub downstream: Dist,
+    pub deadline: Duration,
+}
+
+/// Panics with the injected-fault message when `req` says so.
+pub(crate) fn maybe_panic(req: &Request) {
+    if req.must_panic {
+        panic!("{INJECTED_PANIC}");
+    }
+}
+
+/// Spawns one subtask per draw of `service` (each spinning that long), the
+/// first one panicking when the request must; `true` when all succeeded.
+pub(crate) async fn fan_out<S: Spawner>(
+    sp: &S,
+    req: &Request,
+    n: u64,
+    service: Dist,
+    rng: &mut SmallRng,
+) -> bool {
+    let joins: Vec<_> = (0..n)
+        .map(|i| {
+            let ns = service.sample(rng);
+            let panic_here = req.must_panic && i == 0;
+            sp.spawn_inside(async move {
+                if panic_here {
+                    panic!("{INJECTED_PANIC}");
+                }
+                spin_ns(ns);
+            })
+        })
+        .collect();
+    let mut ok = true;
+    for j in joins {
+        ok &= j.await.is_ok();
+    }
+    ok
+}
+
+/// One `rpc-fanout` request.
+pub(crate) async fn fanout_request<S: Spawner>(sp: S, req: Request, cfg: Fanout) -> Outcome {
+    if cfg.fanout == 0 {
+        // A no-op handler: what is left is the cost of getting a request
+        // in and out (used to find the load generator's ceiling).
+        maybe_panic(&req);
+        return Outcome::OK;
+    }
+    let mut rng = SmallRng::seed_from_u64(req.seed);
+    if fan_out(&sp, &req, cfg.fanout, cfg.service, &mut rng).await {
+        Outcome::OK
+    } else {
+        Outcome::FAILED
+    }
+}
+
+/// One `skewed` request.
+pub(crate) async fn skewed_request(req: Request, cfg: Skewed) -> Outcome {
+    maybe_panic(&req);
+    let mut rng = SmallRng::seed_from_u64(req.seed);
+    let mut ns = cfg.service.sample(&mut rng);
+    if cfg.straggler_p > 0.0 && rng.random::<f64>() < cfg.straggler_p {
+        ns = (ns as f64 * cfg.straggler_factor) as u64;
+    }
+    spin_ns(ns);
+    Outcome::OK
+}
+
+/// One `timers` request; the aux value is the timer's lateness (wake-up
+/// time − requested time, as seen by the task).
+pub(crate) async fn timers_request<S: Spawner>(sp: S, req: Request, cfg: Timers) -> Outcome {
+    maybe_panic(&req);
+    let mut rng = SmallRng::seed_from_u64(req.seed);
+    let wait = Duration::from_nanos(cfg.downstream.sample(&mut rng));
+    let downstream = async {
+        let t0 = Instant::now();
+        sp.sleep(wait).await;
+        nanos(t0.elapsed().saturating_sub(wait))
+    };
+    match sp.timeout(cfg.deadline, downstream).await {
+        Some(late_ns) => Outcome {
+            aux_ns: Some(late_ns),
+            ..Outcome::OK
+        },
+        None => Outcome::MISSED,
+    }
+}

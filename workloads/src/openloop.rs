@@ -1,0 +1,519 @@
+//! The open-loop load generator for in-process workloads, and the pieces
+//! every open-loop workload shares (window, request, outcome, result).
+//!
+//! Load-generator threads are plain std threads — never workers of the
+//! runtime under test. Each owns an arrival schedule ([`Arrivals`]) at
+//! `rate / threads`, waits for each intended arrival time, and hands the
+//! request to the runtime from outside (a remote spawn, or a channel to one
+//! dispatcher task). It never waits for a response, so a slow runtime
+//! cannot slow the schedule down: latency grows instead, and is measured
+//! from the *intended* arrival time. A generator that itself falls behind
+//! (sends late) is detected and reported, never hidden.
+//!
+//! Steps of a run:
+//! 1. start every generator thread; all share one [`Window`];
+//! 2. at `measure_from` snapshot the runtime's counters (warm-up requests
+//!    are sent but never recorded);
+//! 3. at `end` the generators stop; requests still in flight are drained
+//!    (bounded by a drain timeout);
+//! 4. merge every thread's histograms into one [`crate::api::RunOutput`].
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use futures_lite::FutureExt;
+use hdrhistogram::Histogram;
+
+use crate::api::RunOutput;
+use crate::arrivals::{ArrivalKind, Arrivals};
+use crate::record::{nanos, new_histogram, Collector, Histos};
+use crate::rt::{counters_delta, pin_current, Counters, Rt, Spawner};
+use crate::Error;
+
+/// Time between "now" and the first possible arrival, so that every
+/// generator thread is running before the schedule starts.
+const START_LEAD: Duration = Duration::from_millis(2);
+/// A generator sleeps until this long before an arrival, then spins: OS
+/// sleeps overshoot by tens of microseconds, which would otherwise be
+/// charged to the runtime under test as latency.
+const SPIN_SLACK: Duration = Duration::from_micros(50);
+/// p99 send lag above which a generator "could not keep its schedule".
+pub const SLIP_LAG_P99: Duration = Duration::from_millis(1);
+/// Draining waits at least this long for in-flight requests ...
+const DRAIN_MIN: Duration = Duration::from_secs(2);
+/// ... or this many times the measured duration, whichever is longer.
+const DRAIN_DURATION_FACTOR: u32 = 2;
+/// How often draining checks for completion.
+const DRAIN_POLL: Duration = Duration::from_millis(1);
+const NS_PER_US: f64 = 1e3;
+
+/// How load is offered.
+#[derive(Debug, Clone)]
+pub(crate) struct LoadSpec {
+    pub rate_per_s: f64,
+    pub arrival: ArrivalKind,
+    /// Generator threads (connections, for TCP workloads).
+    pub threads: usize,
+    pub cores: Vec<usize>,
+    pub seed: u64,
+    pub warmup: Duration,
+    pub duration: Duration,
+    /// Block one worker this long once, mid-run (fault injection).
+    pub stall: Duration,
+    /// Every Nth request's handler panics (fault injection); 0 = never.
+    pub panic_every: u64,
+}
+
+/// The run's time frame.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Window {
+    pub start: Instant,
+    pub measure_from: Instant,
+    pub end: Instant,
+    pub midpoint: Instant,
+}
+
+impl Window {
+    pub(crate) fn new(spec: &LoadSpec) -> Window {
+        let start = Instant::now() + START_LEAD;
+        let measure_from = start + spec.warmup;
+        Window {
+            start,
+            measure_from,
+            end: measure_from + spec.duration,
+            midpoint: measure_from + spec.duration / 2,
+        }
+    }
+
+    pub(crate) fn drain_deadline(&self, spec: &LoadSpec) -> Instant {
+        Instant::now() + drain_budget(spec)
+    }
+}
+
+/// How long in-flight requests may take to finish after the schedule ends.
+pub(crate) fn drain_budget(spec: &LoadSpec) -> Duration {
+    DRAIN_MIN.max(spec.duration * DRAIN_DURATION_FACTOR)
+}
+
+/// One request as the generator made it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Request {
+    pub id: u64,
+    pub intended: Instant,
+    pub sent: Instant,
+    /// Seed for the handler's own draws (service times), derived from the
+    /// run seed and the id: the same for every runtime.
+    pub seed: u64,
+    /// Recorded (not warm-up).
+    pub measured: bool,
+    /// The handler must panic (fault injection).
+    pub must_panic: bool,
+}
+
+/// What a handler reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Outcome {
+    pub ok: bool,
+    pub deadline_miss: bool,
+    /// A workload-specific value for the `aux` histogram.
+    pub aux_ns: Option<u64>,
+}
+
+impl Outcome {
+    pub const OK: Outcome = Outcome {
+        ok: true,
+        deadline_miss: false,
+        aux_ns: None,
+    };
+    pub const FAILED: Outcome = Outcome {
+        ok: false,
+        deadline_miss: false,
+        aux_ns: None,
+    };
+    pub const MISSED: Outcome = Outcome {
+        ok: false,
+        deadline_miss: true,
+        aux_ns: None,
+    };
+}
+
+/// The message of an injected handler panic.
+pub(crate) const INJECTED_PANIC: &str = "wsbench: injected handler panic (panic-every)";
+
+/// SplitMix64 finaliser: decorrelates per-thread and per-request seeds.
+pub(crate) fn mix(seed: u64, k: u64) -> u64 {
+    let mut z = seed
+        ^ k.wrapping_add(0x9E37_79B9_7F4A_7C15)
+            .wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Sleeps, then spins, until `t`; returns the time it woke.
+pub(crate) fn wait_until(t: Instant) -> Instant {
+    loop {
+        let now = Instant::now();
+        if now >= t {
+            return now;
+        }
+        let left = t - now;
+        if left > SPIN_SLACK {
+            thread::sleep(left - SPIN_SLACK);
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// What one generator thread did.
+pub(crate) struct GenTotals {
+    /// Measured requests handed to the runtime.
+    pub sent: u64,
+    /// Scheduled (intended before `end`) but never sent: the generator was
+    /// too far behind when time ran out.
+    pub skipped: u64,
+    /// Send time − intended time, measured requests.
+    pub lag: Histogram<u64>,
+}
+
+impl GenTotals {
+    pub(crate) fn new() -> GenTotals {
+        GenTotals {
+            sent: 0,
+            skipped: 0,
+            lag: new_histogram(),
+        }
+    }
+
+    pub(crate) fn merge(&mut self, other: &GenTotals) {
+        self.sent += other.sent;
+        self.skipped += other.skipped;
+        self.lag.add(&other.lag).expect("histograms share bounds");
+    }
+}
+
+/// The arrival schedule of generator `index` of `spec.threads`.
+pub(crate) fn schedule(spec: &LoadSpec, index: usize) -> Arrivals {
+    let per_thread = spec.rate_per_s / spec.threads as f64;
+    let phase_ns = index as f64 * 1e9 / spec.rate_per_s;
+    Arrivals::new(
+        spec.arrival,
+        per_thread,
+        phase_ns,
+        mix(spec.seed, index as u64),
+    )
+}
+
+/// Counts the arrivals of `arrivals` still intended before `end`.
+pub(crate) fn count_left(arrivals: &mut Arrivals, w: &Window) -> u64 {
+    let mut n = 0;
+    while w.start + Duration::from_nanos(arrivals.next_offset_ns()) < w.end {
+        n += 1;
+    }
+    n
+}
+
+/// One generator thread: waits for each intended arrival and hands it to
+/// `inject`; thread 0 also fires `stall` once at the midpoint.
+fn gen_thread(
+    spec: &LoadSpec,
+    w: &Window,
+    index: usize,
+    inject: &(impl Fn(Request) + Sync),
+    stall: &(impl Fn() + Sync),
+) -> GenTotals {
+    pin_current(&spec.cores, index);
+    let mut arrivals = schedule(spec, index);
+    let mut totals = GenTotals::new();
+    let mut id = index as u64;
+    let mut stall_pending = index == 0 && !spec.stall.is_zero();
+    loop {
+        let intended = w.start + Duration::from_nanos(arrivals.next_offset_ns());
+        if intended >= w.end {
+            break;
+        }
+        let now = wait_until(intended);
+        if now >= w.end {
+            totals.skipped += 1 + count_left(&mut arrivals, w);
+            break;
+        }
+        if stall_pending && intended >= w.midpoint {
+            stall_pending = false;
+            stall();
+        }
+        let measured = intended >= w.measure_from;
+        let must_panic = spec.panic_every != 0 && id % spec.panic_every == spec.panic_every - 1;
+        inject(Request {
+            id,
+            intended,
+            sent: now,
+            seed: mix(spec.seed, id),
+            measured,
+            must_panic,
+        });
+        if measured {
+            totals.sent += 1;
+            totals.lag.saturating_record(nanos(now - intended));
+        }
+        id += spec.threads as u64;
+    }
+    totals
+}
+
+/// Runs `spec.threads` generator threads over `w`; calls `at_measure_start`
+/// on this thread when measuring begins.
+pub(crate) fn generate(
+    spec: &LoadSpec,
+    w: &Window,
+    inject: &(impl Fn(Request) + Sync),
+    stall: &(impl Fn() + Sync),
+    at_measure_start: impl FnOnce(),
+) -> Result<GenTotals, Error> {
+    thread::scope(|s| {
+        let mut handles = Vec::with_capacity(spec.threads);
+        for index in 0..spec.threads {
+            let h = thread::Builder::new()
+                .name(format!("wsbench-loadgen-{index}"))
+                .spawn_scoped(s, move || gen_thread(spec, w, index, inject, stall))
+                .map_err(|e| Error::io("starting a load-generator thread", e))?;
+            handles.push(h);
+        }
+        wait_until(w.measure_from);
+        at_measure_start();
+        let mut totals = GenTotals::new();
+        for h in handles {
+            totals.merge(&h.join().expect("a load-generator thread panicked"));
+        }
+        Ok(totals)
+    })
+}
+
+/// Runs a handler future for `req` and records it (if measured).
+pub(crate) async fn serve<F>(req: Request, collector: Arc<Collector>, handler: F)
+where
+    F: Future<Output = Outcome>,
+{
+    let first_poll = Instant::now();
+    let out = AssertUnwindSafe(handler)
+        .catch_unwind()
+        .await
+        .unwrap_or(Outcome::FAILED);
+    let done = Instant::now();
+    if req.measured {
+        collector.with_local(|h| {
+            h.record_client(req.intended, req.sent, done, out.ok);
+            h.record_server(req.intended, first_poll, done);
+            h.deadline_misses += u64::from(out.deadline_miss);
+            if let Some(aux) = out.aux_ns {
+                h.aux.saturating_record(aux);
+            }
+        });
+    }
+}
+
+/// How requests reach the runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Injection {
+    /// Every request is a spawn from outside (the remote-spawn path).
+    Remote,
+    /// Every request goes through a channel to one dispatcher task, which
+    /// spawns it from inside — so all requests enter at one worker.
+    OneWorker,
+}
+
+/// An in-process open-loop run: `handler(spawner, request)` makes each
+/// request's future.
+pub(crate) fn run_in_process<R, H, Fut>(
+    rt: &R,
+    spec: &LoadSpec,
+    injection: Injection,
+    handler: H,
+) -> Result<OpenReport, Error>
+where
+    R: Rt,
+    H: Fn(&R::Spawner, Request) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Outcome> + Send + 'static,
+{
+    let spawner = rt.spawner();
+    let collector = Collector::new();
+    let handler = Arc::new(handler);
+    let task = {
+        let (spawner, collector) = (spawner.clone(), Arc::clone(&collector));
+        move |req: Request| serve(req, Arc::clone(&collector), handler(&spawner, req))
+    };
+    let stall_for = spec.stall;
+    let stall = || drop(spawner.spawn(async move { thread::sleep(stall_for) }));
+    let w = Window::new(spec);
+    let mut counters_start = Vec::new();
+    let snapshot = || counters_start = spawner.counters();
+    let totals = match injection {
+        Injection::Remote => {
+            let inject = |req: Request| drop(spawner.spawn(task(req)));
+            generate(spec, &w, &inject, &stall, snapshot)?
+        }
+        Injection::OneWorker => {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Request>();
+            let inner = spawner.clone();
+            let task = task.clone();
+            let dispatcher = spawner.spawn(async move {
+                while let Some(req) = rx.recv().await {
+                    drop(inner.spawn_inside(task(req)));
+                }
+            });
+            // Err only if the dispatcher is gone, which cannot happen
+            // before `tx` drops; the drain would then report the loss.
+            let inject = |req: Request| {
+                let _ = tx.send(req);
+            };
+            let totals = generate(spec, &w, &inject, &stall, snapshot)?;
+            drop(dispatcher);
+            totals
+        }
+    };
+    let histos = drain(&collector, totals.sent, w.drain_deadline(spec));
+    let counters = counters_delta(&counters_start, &spawner.counters());
+    Ok(OpenReport {
+        histos,
+        gen: totals,
+        window: w,
+        counters,
+        notes: Vec::new(),
+        extras: Vec::new(),
+    })
+}
+
+/// Waits until `sent` measured requests have finished or `deadline`
+/// passes; returns the merged measurements.
+pub(crate) fn drain(collector: &Collector, sent: u64, deadline: Instant) -> Histos {
+    while collector.finished() < sent && Instant::now() < deadline {
+        thread::sleep(DRAIN_POLL);
+    }
+    collector.merged()
+}
+
+/// What an open-loop run measured, before it becomes a `RunOutput`.
+pub(crate) struct OpenReport {
+    pub histos: Histos,
+    pub gen: GenTotals,
+    pub window: Window,
+    pub counters: Counters,
+    pub notes: Vec<String>,
+    pub extras: Vec<(String, f64)>,
+}
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / NS_PER_US
+}
+
+impl OpenReport {
+    /// Adds `{name}_p50_us`, `_p99_us`, `_max_us` of the aux histogram.
+    pub(crate) fn aux_extras(&mut self, name: &str) {
+        let h = &self.histos.aux;
+        if h.is_empty() {
+            return;
+        }
+        for (suffix, q) in [("p50", 0.5), ("p99", 0.99)] {
+            self.extras
+                .push((format!("{name}_{suffix}_us"), us(h.value_at_quantile(q))));
+        }
+        self.extras.push((format!("{name}_max_us"), us(h.max())));
+    }
+
+    /// The final result; unfinished requests count as failed.
+    pub(crate) fn into_output(self, spec: &LoadSpec, params: Vec<(String, String)>) -> RunOutput {
+        let OpenReport {
+            histos: h,
+            gen,
+            window: w,
+            counters,
+            mut notes,
+            mut extras,
+        } = self;
+        let finished = h.completed + h.failed;
+        let unfinished = gen.sent.saturating_sub(finished);
+        if unfinished > 0 {
+            notes.push(format!(
+                "{unfinished} requests had not finished when draining timed out; counted as failed"
+            ));
+        }
+        let failed = h.failed + unfinished;
+        if failed > 0 {
+            notes.push(format!("{failed} of {} requests failed (panicked handler, deadline miss, I/O error or unfinished)", gen.sent));
+        }
+        let lag_p99 = gen.lag.value_at_quantile(0.99);
+        let slipped = gen.skipped > 0 || lag_p99 > nanos(SLIP_LAG_P99);
+        if slipped {
+            notes.push(format!(
+                "load generator could not keep its schedule: p99 send lag {:.0} us (limit {} us), {} scheduled requests never sent",
+                us(lag_p99),
+                SLIP_LAG_P99.as_micros(),
+                gen.skipped
+            ));
+        }
+        let last = h.last_done.map_or(w.end, |d| d.max(w.end));
+        let elapsed = last - w.measure_from;
+        let window_s = (w.end - w.measure_from).as_secs_f64();
+        extras.push(("sent_per_s".into(), gen.sent as f64 / window_s));
+        extras.push(("loadgen_lag_p99_us".into(), us(lag_p99)));
+        extras.push(("loadgen_lag_max_us".into(), us(gen.lag.max())));
+        extras.push(("deadline_misses".into(), h.deadline_misses as f64));
+        let mut params = params;
+        params.push(("rate".into(), spec.rate_per_s.to_string()));
+        RunOutput {
+            ops: h.completed,
+            failed,
+            sent: gen.sent,
+            elapsed,
+            offered_per_s: Some(spec.rate_per_s),
+            latency_ns: h.latency,
+            uncorrected_ns: Some(h.uncorrected),
+            queue_wait_ns: Some(h.queue_wait),
+            service_ns: Some(h.service),
+            counters,
+            schedule_slipped: slipped,
+            notes,
+            params,
+            extras,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mix_spreads_neighbouring_keys() {
+        let a = mix(1, 0);
+        let b = mix(1, 1);
+        assert_ne!(a, b);
+        assert!((a ^ b).count_ones() > 16, "{a:x} {b:x}");
+        assert_eq!(mix(1, 0), a, "deterministic");
+    }
+
+    #[test]
+    fn generators_skip_what_they_cannot_send_and_count_it() {
+        let spec = LoadSpec {
+            rate_per_s: 1_000.0,
+            arrival: ArrivalKind::Uniform,
+            threads: 1,
+            cores: Vec::new(),
+            seed: 1,
+            warmup: Duration::ZERO,
+            duration: Duration::from_millis(20),
+            stall: Duration::ZERO,
+            panic_every: 0,
+        };
+        let w = Window::new(&spec);
+        let mut a = schedule(&spec, 0);
+        // Uniform at 1 kHz from phase 0: arrivals at 0, 1, ..., 19 ms after
+        // the window's start fall before its end (20 ms later).
+        let first = a.next_offset_ns();
+        assert_eq!(first, 0);
+        assert_eq!(count_left(&mut a, &w), 19);
+    }
+}

@@ -1,0 +1,354 @@
+//! Validation: a `RuntimeSpec` + `WorkloadSpec` become a typed [`Plan`] or
+//! an error that names the bad value and what is allowed.
+
+use std::time::Duration;
+
+use wsbench_schedulers::knobs::Knobs;
+use wsbench_schedulers::SchedulerKind;
+
+use crate::api::{RunOptions, RuntimeSpec, WorkloadInfo, WorkloadSpec};
+use crate::arrivals::{ArrivalKind, ARRIVAL_KINDS};
+use crate::bench::{Bench, Shape};
+use crate::catalog::{SCHEDULERS, WORKLOADS};
+use crate::dist::Dist;
+use crate::micro::{Fanout, Skewed, Timers};
+use crate::openloop::{Injection, LoadSpec};
+use crate::params::Params;
+use crate::rt::check_cores;
+use crate::tcp::{Handler, Mixed, TcpRpc};
+use crate::Error;
+
+/// Largest offered rate accepted, requests per second.
+pub const MAX_RATE_PER_S: f64 = 1e8;
+/// Largest worker count accepted.
+pub const MAX_WORKERS: usize = 4096;
+/// `loadgen-threads=auto`: one generator thread per this many workers.
+const WORKERS_PER_LOADGEN: usize = 16;
+const MAX_LOADGEN_THREADS: u64 = 256;
+const MAX_CONNECTIONS: u64 = 1024;
+const MAX_STALL_MS: u64 = 60_000;
+const MAX_PANIC_EVERY: u64 = 1_000_000_000_000;
+const MAX_FANOUT: u64 = 1024;
+const MAX_DEADLINE_US: u64 = 60_000_000;
+const MAX_STRAGGLER_FACTOR: f64 = 10_000.0;
+const MAX_SPAWNS: u64 = 10_000_000;
+const MAX_TASKS: u64 = 1_000_000;
+const MAX_BUSY_TASKS: u64 = 100_000;
+const MAX_STALL_US: u64 = 1_000_000;
+
+/// Which runtime implementation runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Which {
+    Ours(SchedulerKind),
+    Tokio,
+    TokioCurrent,
+    Smol,
+}
+
+/// Validates the runtime spec: name, worker count, knobs, core ids.
+pub(crate) fn which(rt: &RuntimeSpec) -> Result<Which, Error> {
+    let info = SCHEDULERS
+        .iter()
+        .find(|s| s.name == rt.sched)
+        .ok_or_else(|| Error::UnknownScheduler {
+            name: rt.sched.clone(),
+            allowed: SCHEDULERS
+                .iter()
+                .map(|s| s.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+    let bad_workers = |allowed: String| Error::BadWorkers {
+        sched: rt.sched.clone(),
+        workers: rt.workers,
+        allowed,
+    };
+    if info.single_worker_only && rt.workers != 1 {
+        return Err(bad_workers("exactly 1 (single-threaded scheduler)".into()));
+    }
+    if !(1..=MAX_WORKERS).contains(&rt.workers) {
+        return Err(bad_workers(format!("1..={MAX_WORKERS}")));
+    }
+    check_cores("worker", &rt.worker_cores)?;
+    check_cores("load-generator", &rt.loadgen_cores)?;
+    let which = match info.name {
+        "tokio" => Which::Tokio,
+        "tokio-current" => Which::TokioCurrent,
+        "smol" => Which::Smol,
+        name => Which::Ours(
+            name.parse()
+                .expect("every non-reference name in SCHEDULERS is a SchedulerKind"),
+        ),
+    };
+    match which {
+        Which::Ours(kind) => {
+            let mut knobs = Knobs::default();
+            for (name, value) in &rt.knobs {
+                Knobs::check_applies(name, kind)?;
+                knobs.set(name, value)?;
+            }
+        }
+        _ => {
+            if let Some((name, value)) = rt.knobs.first() {
+                return Err(Error::KnobOnReference {
+                    sched: rt.sched.clone(),
+                    name: name.clone(),
+                    value: value.clone(),
+                });
+            }
+        }
+    }
+    Ok(which)
+}
+
+/// Offered-load settings (open loop), before the run's options are known.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Load {
+    pub rate_per_s: f64,
+    pub arrival: ArrivalKind,
+    pub threads: usize,
+    pub stall: Duration,
+    pub panic_every: u64,
+}
+
+impl Load {
+    pub(crate) fn spec(&self, rt: &RuntimeSpec, opts: &RunOptions) -> LoadSpec {
+        LoadSpec {
+            rate_per_s: self.rate_per_s,
+            arrival: self.arrival,
+            threads: self.threads,
+            cores: rt.loadgen_cores.clone(),
+            seed: opts.seed,
+            warmup: opts.warmup,
+            duration: opts.duration,
+            stall: self.stall,
+            panic_every: self.panic_every,
+        }
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Work {
+    Bench(Bench),
+    Fanout(Fanout, Load),
+    Skewed(Skewed, Injection, Load),
+    Timers(Timers, Load),
+    Tcp(Handler, Load),
+    Hang,
+}
+
+/// A validated workload with the parameter values it uses.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub work: Work,
+    pub params: Vec<(String, String)>,
+    pub notes: Vec<String>,
+}
+
+fn check_rate(rate: Option<f64>) -> Result<Option<f64>, Error> {
+    match rate {
+        Some(r) if !(r.is_finite() && r > 0.0 && r <= MAX_RATE_PER_S) => Err(Error::BadRate {
+            value: r.to_string(),
+            max: MAX_RATE_PER_S,
+        }),
+        r => Ok(r),
+    }
+}
+
+/// Validates the workload spec against the runtime's worker count.
+pub(crate) fn plan(rt: &RuntimeSpec, w: &WorkloadSpec) -> Result<Plan, Error> {
+    let info: &'static WorkloadInfo =
+        WORKLOADS
+            .iter()
+            .find(|i| i.name == w.name)
+            .ok_or_else(|| Error::UnknownWorkload {
+                name: w.name.clone(),
+                allowed: WORKLOADS
+                    .iter()
+                    .map(|i| i.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+    let rate = check_rate(w.rate_per_s)?;
+    let mut p = Params::new(info, &w.params)?;
+    let mut notes = Vec::new();
+    let work = match info.default_rate_per_worker {
+        None => {
+            if let Some(r) = rate {
+                notes.push(format!(
+                    "rate {r}/s ignored: `{}` is not an open-loop workload",
+                    info.name
+                ));
+            }
+            closed_work(&mut p, rt.workers)?
+        }
+        Some(per_worker) => {
+            let rate_per_s = rate.unwrap_or(per_worker * rt.workers as f64);
+            open_work(&mut p, rt.workers, rate_per_s)?
+        }
+    };
+    Ok(Plan {
+        work,
+        params: p.into_resolved(),
+        notes,
+    })
+}
+
+fn closed_work(p: &mut Params<'_>, workers: usize) -> Result<Work, Error> {
+    let mut b = Bench {
+        shape: Shape::SpawnManyLocal,
+        size: 0,
+        yields: 0,
+        busy_tasks: 0,
+        stall: Duration::ZERO,
+    };
+    let workers = workers as u64;
+    let busy = |p: &mut Params<'_>, b: &mut Bench, auto: u64| -> Result<(), Error> {
+        b.size = p.u64_in("spawns", 1, MAX_SPAWNS)?;
+        b.busy_tasks = p.u64_or_auto("busy-tasks", 0, MAX_BUSY_TASKS, auto)?;
+        b.stall = Duration::from_micros(p.u64_in("stall-us", 0, MAX_STALL_US)?);
+        Ok(())
+    };
+    match p.workload() {
+        "hang" => return Ok(Work::Hang),
+        "spawn-many-local" | "spawn-many-remote-idle" => {
+            b.shape = if p.workload() == "spawn-many-local" {
+                Shape::SpawnManyLocal
+            } else {
+                Shape::SpawnManyRemoteIdle
+            };
+            b.size = p.u64_in("spawns", 1, MAX_SPAWNS)?;
+        }
+        "spawn-many-remote-busy1" => {
+            b.shape = Shape::SpawnManyRemoteBusy1;
+            busy(p, &mut b, 2 * workers)?;
+        }
+        "spawn-many-remote-busy2" => {
+            b.shape = Shape::SpawnManyRemoteBusy2;
+            busy(p, &mut b, workers)?;
+        }
+        "yield-many" => {
+            b.shape = Shape::YieldMany;
+            b.size = p.u64_in("tasks", 1, MAX_TASKS)?;
+            b.yields = p.u64_in("yields", 1, MAX_SPAWNS)?;
+        }
+        "ping-pong" => {
+            b.shape = Shape::PingPong;
+            b.size = p.u64_in("pings", 1, MAX_TASKS)?;
+        }
+        "chained-spawn" => {
+            b.shape = Shape::ChainedSpawn;
+            b.size = p.u64_in("depth", 1, MAX_SPAWNS)?;
+        }
+        other => unreachable!("closed workload `{other}` has no plan"),
+    }
+    Ok(Work::Bench(b))
+}
+
+fn load(
+    p: &mut Params<'_>,
+    workers: usize,
+    rate_per_s: f64,
+    over_tcp: bool,
+) -> Result<Load, Error> {
+    let arrival = p.choice("arrival", ARRIVAL_KINDS)?;
+    let threads = if over_tcp {
+        p.u64_in("connections", 1, MAX_CONNECTIONS)?
+    } else {
+        let auto = workers.div_ceil(WORKERS_PER_LOADGEN) as u64;
+        p.u64_or_auto("loadgen-threads", 1, MAX_LOADGEN_THREADS, auto)?
+    };
+    let stall = Duration::from_millis(p.u64_in("stall-ms", 0, MAX_STALL_MS)?);
+    let panic_every = p.u64_in("panic-every", 0, MAX_PANIC_EVERY)?;
+    Ok(Load {
+        rate_per_s,
+        arrival,
+        threads: threads as usize,
+        stall,
+        panic_every,
+    })
+}
+
+fn deadline(p: &mut Params<'_>) -> Result<Duration, Error> {
+    Ok(Duration::from_micros(p.u64_in(
+        "deadline-us",
+        1,
+        MAX_DEADLINE_US,
+    )?))
+}
+
+fn open_work(p: &mut Params<'_>, workers: usize, rate_per_s: f64) -> Result<Work, Error> {
+    let work = match p.workload() {
+        "rpc-fanout" => {
+            let fanout = p.u64_in("fanout", 0, MAX_FANOUT)?;
+            let service = Dist::from_params(p, "service", "service-us")?;
+            Work::Fanout(
+                Fanout { fanout, service },
+                load(p, workers, rate_per_s, false)?,
+            )
+        }
+        "skewed" => {
+            let injection = p.choice(
+                "mode",
+                &[
+                    ("one-worker", Injection::OneWorker),
+                    ("stragglers", Injection::Remote),
+                ],
+            )?;
+            let service = Dist::from_params(p, "service", "service-us")?;
+            let mut straggler_p = p.f64_above("straggler-p", 0.0, 1.0)?;
+            if straggler_p >= 1.0 {
+                return Err(p.bad(
+                    "straggler-p",
+                    &straggler_p.to_string(),
+                    "a number in (0, 1)",
+                ));
+            }
+            let straggler_factor = p.f64_in("straggler-factor", 1.0, MAX_STRAGGLER_FACTOR)?;
+            if injection == Injection::OneWorker {
+                straggler_p = 0.0;
+            }
+            Work::Skewed(
+                Skewed {
+                    service,
+                    straggler_p,
+                    straggler_factor,
+                },
+                injection,
+                load(p, workers, rate_per_s, false)?,
+            )
+        }
+        "timers" => {
+            let downstream = Dist::from_params(p, "downstream", "downstream-us")?;
+            Work::Timers(
+                Timers {
+                    downstream,
+                    deadline: deadline(p)?,
+                },
+                load(p, workers, rate_per_s, false)?,
+            )
+        }
+        "tcp-rpc" => {
+            let service = Dist::from_params(p, "service", "service-us")?;
+            Work::Tcp(
+                Handler::Rpc(TcpRpc { service }),
+                load(p, workers, rate_per_s, true)?,
+            )
+        }
+        "mixed" => {
+            let fanout = p.u64_in("fanout", 0, MAX_FANOUT)?;
+            let service = Dist::from_params(p, "service", "service-us")?;
+            let downstream = Dist::from_params(p, "downstream", "downstream-us")?;
+            let m = Mixed {
+                fanout,
+                service,
+                downstream,
+                deadline: deadline(p)?,
+            };
+            Work::Tcp(Handler::Mixed(m), load(p, workers, rate_per_s, true)?)
+        }
+        other => unreachable!("open workload `{other}` has no plan"),
+    };
+    Ok(work)
+}

@@ -1,0 +1,219 @@
+//! The runtime-facing trait every workload is written against, once.
+//!
+//! [`Rt`] is a built runtime (owned by the run); [`Spawner`] is its cheap,
+//! cloneable handle that tasks capture. Both are used generically — one
+//! monomorphised copy of each workload per runtime type, no `dyn` on any
+//! path a request takes.
+//!
+//! Implementations:
+//! - [`ours::Ours`]: every policy of `wsbench_schedulers` (knobs pass through);
+//! - [`tokio_rt::TokioMulti`]: tokio's multi-thread runtime, same worker count;
+//! - [`tokio_rt::TokioCurrent`]: tokio's current-thread runtime driven by one
+//!   dedicated thread (so that spawns from outside run, as on ours);
+//! - [`smol_rt::Smol`]: an `async-executor` run by N threads, `async-io` for
+//!   timers and sockets.
+//!
+//! The references use their own reactors and timers: that is the point of a
+//! reference.
+
+#[path = "ours_pending.rs"]
+pub(crate) mod ours;
+mod pin;
+pub(crate) mod smol_rt;
+pub(crate) mod tokio_rt;
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+pub(crate) use pin::{check_cores, pin_current};
+
+/// Why a spawned task produced no value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskFailed {
+    /// Its future panicked.
+    Panicked,
+    /// It was cancelled (runtime shut down or aborted).
+    Cancelled,
+}
+
+/// A built runtime of one kind.
+pub trait Rt: Sized + 'static {
+    /// The handle tasks capture.
+    type Spawner: Spawner;
+
+    /// A cloneable handle to this runtime.
+    fn spawner(&self) -> Self::Spawner;
+
+    /// Runs `f` to completion on the calling thread (which is never one of
+    /// the runtime's workers) with the runtime as context, so that
+    /// [`Spawner::spawn_inside`] works in it.
+    fn block_on<F>(&self, f: F) -> F::Output
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static;
+
+    /// Stops the workers; tasks still pending are dropped. Waits at most
+    /// `grace` for a task that is blocking a worker.
+    fn shutdown(self, grace: Duration);
+}
+
+/// Counter values in the order of `COUNTER_NAMES` then
+/// `DRIVER_COUNTER_NAMES`; `None` where the runtime cannot report one.
+pub type Counters = Vec<(&'static str, Option<u64>)>;
+
+/// What workloads do with a runtime: spawn, join, yield, sleep, time out,
+/// TCP, counters. `Clone + Send + Sync` so that tasks can carry it.
+pub trait Spawner: Clone + Send + Sync + 'static {
+    /// Awaits a task's output. Dropping it detaches the task.
+    type Join<T: Send + 'static>: Future<Output = Result<T, TaskFailed>> + Send + Unpin + 'static;
+    /// A bound TCP listener.
+    type Listener: Send + Sync + 'static;
+    /// A connected TCP stream.
+    type Stream: Send + 'static;
+
+    /// Spawns from outside the runtime (a load-generator or bench thread):
+    /// the runtime's remote-spawn path.
+    fn spawn<F>(&self, f: F) -> Self::Join<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static;
+
+    /// Spawns from inside the runtime (a task or `block_on`): the runtime's
+    /// local-spawn path.
+    fn spawn_inside<F>(&self, f: F) -> Self::Join<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static;
+
+    /// Yields to the scheduler once.
+    fn yield_now(&self) -> impl Future<Output = ()> + Send;
+
+    /// Sleeps on the runtime's own timer.
+    fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send;
+
+    /// Runs `f` under a deadline on the runtime's own timer; `None` when the
+    /// deadline passed first.
+    fn timeout<F>(&self, d: Duration, f: F) -> impl Future<Output = Option<F::Output>> + Send
+    where
+        F: Future + Send;
+
+    /// Binds a listener on the runtime's own reactor.
+    fn listen(&self, addr: SocketAddr) -> impl Future<Output = io::Result<Self::Listener>> + Send;
+
+    /// The address a listener is bound to.
+    fn local_addr(&self, listener: &Self::Listener) -> io::Result<SocketAddr>;
+
+    /// Accepts one connection (with `TCP_NODELAY` set).
+    fn accept<'a>(
+        &'a self,
+        listener: &'a Self::Listener,
+    ) -> impl Future<Output = io::Result<Self::Stream>> + Send + 'a;
+
+    /// Connects (with `TCP_NODELAY` set).
+    fn connect(&self, addr: SocketAddr) -> impl Future<Output = io::Result<Self::Stream>> + Send;
+
+    /// Reads at most `buf.len()` bytes; `Ok(0)` at end of stream.
+    fn read<'a>(
+        &'a self,
+        stream: &'a mut Self::Stream,
+        buf: &'a mut [u8],
+    ) -> impl Future<Output = io::Result<usize>> + Send + 'a;
+
+    /// Writes all of `buf`.
+    fn write_all<'a>(
+        &'a self,
+        stream: &'a mut Self::Stream,
+        buf: &'a [u8],
+    ) -> impl Future<Output = io::Result<()>> + Send + 'a;
+
+    /// The runtime's counters now (cumulative since it was built).
+    fn counters(&self) -> Counters;
+}
+
+/// Fills `buf` completely; `UnexpectedEof` when the stream ends first.
+pub(crate) async fn read_exact<S: Spawner>(
+    s: &S,
+    stream: &mut S::Stream,
+    buf: &mut [u8],
+) -> io::Result<()> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        let n = s.read(stream, &mut buf[filled..]).await?;
+        if n == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        filled += n;
+    }
+    Ok(())
+}
+
+/// Counter names: `COUNTER_NAMES` then `DRIVER_COUNTER_NAMES`.
+pub(crate) fn counter_names() -> impl Iterator<Item = &'static str> {
+    use wsbench_schedulers::metrics::{COUNTER_NAMES, DRIVER_COUNTER_NAMES};
+    COUNTER_NAMES
+        .iter()
+        .chain(DRIVER_COUNTER_NAMES.iter())
+        .copied()
+}
+
+/// Every counter name with no value (for runtimes that report none).
+pub(crate) fn no_counters() -> Counters {
+    counter_names().map(|n| (n, None)).collect()
+}
+
+/// `end - start` per counter, except for maxima (which are not additive
+/// and are taken from `end`). Names and order come from `end`.
+pub(crate) fn counters_delta(start: &Counters, end: &Counters) -> Counters {
+    end.iter()
+        .zip(start)
+        .map(|(&(name, e), &(_, s))| {
+            let v = match (e, s) {
+                (Some(e), _) if name.ends_with("_max") => Some(e),
+                (Some(e), Some(s)) => Some(e.saturating_sub(s)),
+                (e, _) => e,
+            };
+            (name, v)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+mod unit_tests {
+    use super::*;
+
+    #[test]
+    fn delta_subtracts_sums_and_keeps_maxima() {
+        let start = vec![
+            ("polls", Some(10)),
+            ("timer_lateness_us_max", Some(7)),
+            ("parks", None),
+        ];
+        let end = vec![
+            ("polls", Some(25)),
+            ("timer_lateness_us_max", Some(5)),
+            ("parks", None),
+        ];
+        let d = counters_delta(&start, &end);
+        assert_eq!(
+            d,
+            vec![
+                ("polls", Some(15)),
+                ("timer_lateness_us_max", Some(5)),
+                ("parks", None)
+            ]
+        );
+    }
+
+    #[test]
+    fn names_cover_both_lists_in_order() {
+        let names: Vec<_> = counter_names().collect();
+        assert_eq!(names.first(), Some(&"polls"));
+        assert_eq!(names.last(), Some(&"blocking_threads_spawned"));
+        assert_eq!(no_counters().len(), names.len());
+    }
+}

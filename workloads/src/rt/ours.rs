@@ -1,0 +1,182 @@
+//! Our runtimes: every policy of `wsbench_schedulers`, through its public
+//! API only. Knobs pass through `Builder::knob`; workers are pinned from
+//! `Builder::on_thread_start`. Counters: every name of `COUNTER_NAMES`
+//! (summed over workers) then `DRIVER_COUNTER_NAMES`, all reported.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use wsbench_schedulers::net::{TcpListener, TcpStream};
+use wsbench_schedulers::{Builder, Handle, JoinHandle, Runtime, SchedulerKind};
+
+use super::{pin_current, Counters, Rt, Spawner, TaskFailed};
+use crate::api::RuntimeSpec;
+use crate::Error;
+
+/// One of our runtimes.
+pub(crate) struct Ours {
+    rt: Runtime,
+}
+
+impl Ours {
+    pub(crate) fn build(kind: SchedulerKind, spec: &RuntimeSpec) -> Result<Self, Error> {
+        let cores = Arc::new(spec.worker_cores.clone());
+        let mut builder = Builder::new(kind).workers(spec.workers);
+        for (name, value) in &spec.knobs {
+            builder = builder.knob(name, value);
+        }
+        let rt = builder
+            .on_thread_start(move |worker_index: usize| pin_current(&cores, worker_index))
+            .build()
+            .map_err(|e| Error::Build {
+                sched: spec.sched.clone(),
+                message: e.to_string(),
+            })?;
+        Ok(Ours { rt })
+    }
+}
+
+impl Rt for Ours {
+    type Spawner = OursSpawner;
+
+    fn spawner(&self) -> OursSpawner {
+        OursSpawner {
+            handle: self.rt.handle(),
+        }
+    }
+
+    fn block_on<F>(&self, f: F) -> F::Output
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.rt.block_on(f)
+    }
+
+    fn shutdown(self, grace: Duration) {
+        self.rt.shutdown_timeout(grace);
+    }
+}
+
+/// Handle to one of our runtimes.
+#[derive(Clone)]
+pub(crate) struct OursSpawner {
+    handle: Handle,
+}
+
+/// Our `JoinHandle` with the error mapped to [`TaskFailed`].
+pub(crate) struct OursJoin<T>(JoinHandle<T>);
+
+impl<T> Future for OursJoin<T> {
+    type Output = Result<T, TaskFailed>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0).poll(cx).map(|r| {
+            r.map_err(|e| {
+                if e.is_panic() {
+                    TaskFailed::Panicked
+                } else {
+                    TaskFailed::Cancelled
+                }
+            })
+        })
+    }
+}
+
+impl Spawner for OursSpawner {
+    type Join<T: Send + 'static> = OursJoin<T>;
+    type Listener = TcpListener;
+    type Stream = TcpStream;
+
+    fn spawn<F>(&self, f: F) -> OursJoin<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        OursJoin(self.handle.spawn(f))
+    }
+
+    fn spawn_inside<F>(&self, f: F) -> OursJoin<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        OursJoin(wsbench_schedulers::spawn(f))
+    }
+
+    fn yield_now(&self) -> impl Future<Output = ()> + Send {
+        wsbench_schedulers::task::yield_now()
+    }
+
+    fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send {
+        wsbench_schedulers::time::sleep(d)
+    }
+
+    async fn timeout<F>(&self, d: Duration, f: F) -> Option<F::Output>
+    where
+        F: Future + Send,
+    {
+        wsbench_schedulers::time::timeout(d, f).await.ok()
+    }
+
+    fn listen(&self, addr: SocketAddr) -> impl Future<Output = io::Result<Self::Listener>> + Send {
+        TcpListener::bind(addr)
+    }
+
+    fn local_addr(&self, listener: &Self::Listener) -> io::Result<SocketAddr> {
+        listener.local_addr()
+    }
+
+    async fn accept<'a>(&'a self, listener: &'a Self::Listener) -> io::Result<Self::Stream> {
+        let (stream, _peer) = listener.accept().await?;
+        stream.set_nodelay(true)?;
+        Ok(stream)
+    }
+
+    async fn connect(&self, addr: SocketAddr) -> io::Result<Self::Stream> {
+        let stream = TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        Ok(stream)
+    }
+
+    fn read<'a>(
+        &'a self,
+        stream: &'a mut Self::Stream,
+        buf: &'a mut [u8],
+    ) -> impl Future<Output = io::Result<usize>> + Send + 'a {
+        stream.read(buf)
+    }
+
+    fn write_all<'a>(
+        &'a self,
+        stream: &'a mut Self::Stream,
+        buf: &'a [u8],
+    ) -> impl Future<Output = io::Result<()>> + Send + 'a {
+        stream.write_all(buf)
+    }
+
+    fn counters(&self) -> Counters {
+        let m = self.handle.metrics();
+        m.totals()
+            .fields()
+            .into_iter()
+            .chain(m.driver.fields())
+            .map(|(name, v)| (name, Some(v)))
+            .collect()
+    }
+}
+
+/// Builds one of our runtimes and runs `plan` on it.
+pub(crate) fn run_ours(
+    kind: SchedulerKind,
+    rt: &RuntimeSpec,
+    plan: &crate::plan::Plan,
+    opts: &crate::api::RunOptions,
+) -> Result<crate::api::RunOutput, Error> {
+    crate::runner::execute(Ours::build(kind, rt)?, rt, plan, opts)
+}

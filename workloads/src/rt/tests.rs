@@ -1,0 +1,165 @@
+//! The runtime trait, exercised on every implementation built here: each
+//! test is written once, generic over [`Rt`], and run per runtime.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use super::smol_rt::Smol;
+use super::tokio_rt::{TokioCurrent, TokioMulti};
+use super::{read_exact, Rt, Spawner, TaskFailed};
+use crate::api::RuntimeSpec;
+
+fn spec(sched: &str, workers: usize) -> RuntimeSpec {
+    RuntimeSpec {
+        sched: sched.into(),
+        workers,
+        knobs: Vec::new(),
+        worker_cores: Vec::new(),
+        loadgen_cores: Vec::new(),
+    }
+}
+
+fn spawn_join_and_panic<R: Rt>(rt: R) {
+    let sp = rt.spawner();
+    let outside = sp.spawn(async { 40 + 2 });
+    let panicking = sp.spawn(async {
+        if std::hint::black_box(true) {
+            panic!("expected test panic");
+        }
+    });
+    let inner = sp.clone();
+    let (a, b, c) = rt.block_on(async move {
+        let inside = inner.spawn_inside(async { 7u32 });
+        (outside.await, panicking.await, inside.await)
+    });
+    assert_eq!(a, Ok(42));
+    assert_eq!(b, Err(TaskFailed::Panicked));
+    assert_eq!(c, Ok(7));
+    // The runtime survived the panic.
+    let sp2 = sp.clone();
+    assert_eq!(
+        rt.block_on(async move { sp2.spawn(async { 1 }).await }),
+        Ok(1)
+    );
+    rt.shutdown(Duration::from_secs(1));
+}
+
+fn timers_and_yield<R: Rt>(rt: R) {
+    let sp = rt.spawner();
+    let (slept, timed_out, in_time) = rt.block_on(async move {
+        sp.yield_now().await;
+        let t = std::time::Instant::now();
+        sp.sleep(Duration::from_millis(2)).await;
+        let slept = t.elapsed();
+        // A future that never finishes must hit the deadline; one that is
+        // ready at once must not.
+        let timed_out = sp
+            .timeout(
+                Duration::from_millis(1),
+                futures_lite::future::pending::<()>(),
+            )
+            .await;
+        let in_time = sp.timeout(Duration::from_secs(60), async { 5 }).await;
+        (slept, timed_out, in_time)
+    });
+    assert!(
+        slept >= Duration::from_millis(2),
+        "woke before the deadline: {slept:?}"
+    );
+    assert_eq!(timed_out, None);
+    assert_eq!(in_time, Some(5));
+    rt.shutdown(Duration::from_secs(1));
+}
+
+fn tcp_echo<R: Rt>(rt: R) {
+    let sp = rt.spawner();
+    let got = rt.block_on(async move {
+        let listener = sp
+            .listen(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+            .await
+            .expect("bind");
+        let addr = sp.local_addr(&listener).expect("local_addr");
+        let server_sp = sp.clone();
+        let server = sp.spawn_inside(async move {
+            let mut s = server_sp.accept(&listener).await.expect("accept");
+            let mut buf = [0u8; 5];
+            read_exact(&server_sp, &mut s, &mut buf)
+                .await
+                .expect("server read");
+            buf.reverse();
+            server_sp
+                .write_all(&mut s, &buf)
+                .await
+                .expect("server write");
+        });
+        let mut c = sp.connect(addr).await.expect("connect");
+        sp.write_all(&mut c, b"hello").await.expect("client write");
+        let mut back = [0u8; 5];
+        read_exact(&sp, &mut c, &mut back)
+            .await
+            .expect("client read");
+        server.await.expect("server task");
+        back
+    });
+    assert_eq!(&got, b"olleh");
+    rt.shutdown(Duration::from_secs(1));
+}
+
+fn counters_have_every_name<R: Rt>(rt: R, expect_some: &[&str]) {
+    let sp = rt.spawner();
+    let c = sp.counters();
+    let names: Vec<_> = c.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, super::counter_names().collect::<Vec<_>>());
+    for (name, v) in &c {
+        assert_eq!(
+            v.is_some(),
+            expect_some.contains(name),
+            "counter {name} = {v:?}"
+        );
+    }
+    rt.shutdown(Duration::from_secs(1));
+}
+
+macro_rules! per_runtime {
+    ($check:ident) => {
+        mod $check {
+            use super::*;
+
+            #[test]
+            fn tokio() {
+                $check(TokioMulti::build(&spec("tokio", 2)).unwrap());
+            }
+
+            #[test]
+            fn tokio_current() {
+                $check(TokioCurrent::build(&spec("tokio-current", 1)).unwrap());
+            }
+
+            #[test]
+            fn smol() {
+                $check(Smol::build(&spec("smol", 2)).unwrap());
+            }
+        }
+    };
+}
+
+per_runtime!(spawn_join_and_panic);
+per_runtime!(timers_and_yield);
+per_runtime!(tcp_echo);
+
+#[test]
+fn tokio_reports_only_what_its_stable_metrics_mean() {
+    counters_have_every_name(
+        TokioMulti::build(&spec("tokio", 2)).unwrap(),
+        &["parks", "unparks", "busy_ns"],
+    );
+    counters_have_every_name(
+        TokioCurrent::build(&spec("tokio-current", 1)).unwrap(),
+        &["parks", "unparks", "busy_ns"],
+    );
+}
+
+#[test]
+fn smol_reports_no_counters() {
+    counters_have_every_name(Smol::build(&spec("smol", 2)).unwrap(), &[]);
+}

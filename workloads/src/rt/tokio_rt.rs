@@ -1,0 +1,281 @@
+//! tokio as a reference: `tokio` (multi-thread, same worker count) and
+//! `tokio-current` (current-thread, driven by one dedicated thread).
+//!
+//! Both use tokio's own reactor and timer (`enable_all`). Counters: only
+//! what tokio's *stable* `RuntimeMetrics` reports and what means the same
+//! thing as ours — parks (`worker_park_count`), unparks
+//! (`worker_park_unpark_count - worker_park_count`, tokio counts both
+//! transitions in one counter) and busy time (`worker_total_busy_duration`).
+//! Everything else is `None`, never invented.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::thread;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::oneshot;
+
+use super::{counter_names, pin_current, Counters, Rt, Spawner, TaskFailed};
+use crate::api::RuntimeSpec;
+use crate::Error;
+
+/// tokio's multi-thread runtime with `spec.workers` workers.
+pub(crate) struct TokioMulti {
+    rt: tokio::runtime::Runtime,
+}
+
+impl TokioMulti {
+    pub(crate) fn build(spec: &RuntimeSpec) -> Result<Self, Error> {
+        let cores = Arc::new(spec.worker_cores.clone());
+        // Counts started threads to pick cores round-robin. tokio starts
+        // its workers first, so they take the first ids; blocking-pool
+        // threads continue the rotation. Relaxed: a unique ticket is all
+        // that is needed, no data is published through it.
+        let next = Arc::new(AtomicUsize::new(0));
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(spec.workers)
+            .enable_all()
+            .on_thread_start(move || pin_current(&cores, next.fetch_add(1, Ordering::Relaxed)))
+            .build()
+            .map_err(|e| Error::Build {
+                sched: spec.sched.clone(),
+                message: e.to_string(),
+            })?;
+        Ok(TokioMulti { rt })
+    }
+}
+
+impl Rt for TokioMulti {
+    type Spawner = TokioSpawner;
+
+    fn spawner(&self) -> TokioSpawner {
+        TokioSpawner {
+            handle: self.rt.handle().clone(),
+        }
+    }
+
+    fn block_on<F>(&self, f: F) -> F::Output
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.rt.block_on(f)
+    }
+
+    fn shutdown(self, grace: Duration) {
+        self.rt.shutdown_timeout(grace);
+    }
+}
+
+/// tokio's current-thread runtime, run by one dedicated thread so that
+/// tasks spawned from outside make progress without anyone calling
+/// `block_on` — the same model as ours, where every worker is a dedicated
+/// thread.
+pub(crate) struct TokioCurrent {
+    handle: tokio::runtime::Handle,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl TokioCurrent {
+    pub(crate) fn build(spec: &RuntimeSpec) -> Result<Self, Error> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Build {
+                sched: spec.sched.clone(),
+                message: e.to_string(),
+            })?;
+        let handle = rt.handle().clone();
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let cores = spec.worker_cores.clone();
+        let grace = Duration::from_secs(1);
+        let thread = thread::Builder::new()
+            .name("tokio-current-worker".into())
+            .spawn(move || {
+                pin_current(&cores, 0);
+                // Drives tasks, I/O and timers until told to stop; an error
+                // only means the sender was dropped, which also means stop.
+                let _stopped = rt.block_on(stop_rx);
+                rt.shutdown_timeout(grace);
+            })
+            .map_err(|e| Error::io("starting the tokio-current worker thread", e))?;
+        Ok(TokioCurrent {
+            handle,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Rt for TokioCurrent {
+    type Spawner = TokioSpawner;
+
+    fn spawner(&self) -> TokioSpawner {
+        TokioSpawner {
+            handle: self.handle.clone(),
+        }
+    }
+
+    fn block_on<F>(&self, f: F) -> F::Output
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        // Runs `f` on the calling thread in the runtime's context; the
+        // dedicated thread keeps driving tasks, I/O and timers meanwhile.
+        self.handle.block_on(f)
+    }
+
+    fn shutdown(mut self, _grace: Duration) {
+        self.stop_now();
+    }
+}
+
+impl TokioCurrent {
+    fn stop_now(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            // Err means the worker already returned; nothing to stop.
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            // A panic on the worker thread was already reported by the hook.
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for TokioCurrent {
+    fn drop(&mut self) {
+        self.stop_now();
+    }
+}
+
+/// Handle shared by both tokio flavours.
+#[derive(Clone)]
+pub(crate) struct TokioSpawner {
+    handle: tokio::runtime::Handle,
+}
+
+/// A tokio `JoinHandle` with the error mapped to [`TaskFailed`].
+pub(crate) struct TokioJoin<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Future for TokioJoin<T> {
+    type Output = Result<T, TaskFailed>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0).poll(cx).map(|r| {
+            r.map_err(|e| {
+                if e.is_panic() {
+                    TaskFailed::Panicked
+                } else {
+                    TaskFailed::Cancelled
+                }
+            })
+        })
+    }
+}
+
+impl Spawner for TokioSpawner {
+    type Join<T: Send + 'static> = TokioJoin<T>;
+    type Listener = tokio::net::TcpListener;
+    type Stream = tokio::net::TcpStream;
+
+    fn spawn<F>(&self, f: F) -> TokioJoin<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        TokioJoin(self.handle.spawn(f))
+    }
+
+    fn spawn_inside<F>(&self, f: F) -> TokioJoin<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        TokioJoin(tokio::spawn(f))
+    }
+
+    fn yield_now(&self) -> impl Future<Output = ()> + Send {
+        tokio::task::yield_now()
+    }
+
+    fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send {
+        tokio::time::sleep(d)
+    }
+
+    async fn timeout<F>(&self, d: Duration, f: F) -> Option<F::Output>
+    where
+        F: Future + Send,
+    {
+        tokio::time::timeout(d, f).await.ok()
+    }
+
+    fn listen(&self, addr: SocketAddr) -> impl Future<Output = io::Result<Self::Listener>> + Send {
+        tokio::net::TcpListener::bind(addr)
+    }
+
+    fn local_addr(&self, listener: &Self::Listener) -> io::Result<SocketAddr> {
+        listener.local_addr()
+    }
+
+    async fn accept<'a>(&'a self, listener: &'a Self::Listener) -> io::Result<Self::Stream> {
+        let (stream, _peer) = listener.accept().await?;
+        stream.set_nodelay(true)?;
+        Ok(stream)
+    }
+
+    async fn connect(&self, addr: SocketAddr) -> io::Result<Self::Stream> {
+        let stream = tokio::net::TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        Ok(stream)
+    }
+
+    fn read<'a>(
+        &'a self,
+        stream: &'a mut Self::Stream,
+        buf: &'a mut [u8],
+    ) -> impl Future<Output = io::Result<usize>> + Send + 'a {
+        stream.read(buf)
+    }
+
+    fn write_all<'a>(
+        &'a self,
+        stream: &'a mut Self::Stream,
+        buf: &'a [u8],
+    ) -> impl Future<Output = io::Result<()>> + Send + 'a {
+        stream.write_all(buf)
+    }
+
+    fn counters(&self) -> Counters {
+        let m = self.handle.metrics();
+        let workers = m.num_workers();
+        let parks: u64 = (0..workers).map(|w| m.worker_park_count(w)).sum();
+        let transitions: u64 = (0..workers).map(|w| m.worker_park_unpark_count(w)).sum();
+        let busy_ns: u64 = (0..workers)
+            .map(|w| duration_ns(m.worker_total_busy_duration(w)))
+            .sum();
+        counter_names()
+            .map(|name| {
+                let v = match name {
+                    "parks" => Some(parks),
+                    "unparks" => Some(transitions.saturating_sub(parks)),
+                    "busy_ns" => Some(busy_ns),
+                    _ => None,
+                };
+                (name, v)
+            })
+            .collect()
+    }
+}
+
+fn duration_ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}

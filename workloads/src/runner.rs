@@ -1,0 +1,112 @@
+//! The four functions the harness calls.
+
+use std::time::Duration;
+
+use crate::api::{RunOptions, RunOutput, RuntimeSpec, SchedInfo, WorkloadInfo, WorkloadSpec};
+use crate::bench::run_bench;
+use crate::catalog::{SCHEDULERS, WORKLOADS};
+use crate::micro::{fanout_request, skewed_request, timers_request};
+use crate::openloop::{run_in_process, Injection};
+use crate::plan::{plan, which, Plan, Which, Work};
+use crate::rt::smol_rt::Smol;
+use crate::rt::tokio_rt::{TokioCurrent, TokioMulti};
+use crate::rt::{Rt, Spawner};
+use crate::tcp::run_tcp;
+use crate::Error;
+
+/// How long shutdown waits for a task that is blocking a worker.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+
+/// Every `--sched` name: ours (`global`, `per-worker`, `steal-one`,
+/// `steal-half`, `current-thread`) then the references (`tokio`,
+/// `tokio-current`, `smol`).
+pub fn schedulers() -> &'static [SchedInfo] {
+    SCHEDULERS
+}
+
+/// Every workload with its parameters.
+pub fn workloads() -> &'static [WorkloadInfo] {
+    WORKLOADS
+}
+
+/// Checks a runtime and workload without running anything: scheduler
+/// name, worker count, knobs, core ids, workload name, parameters, rate.
+pub fn validate(rt: &RuntimeSpec, w: &WorkloadSpec) -> Result<(), Error> {
+    which(rt)?;
+    plan(rt, w)?;
+    Ok(())
+}
+
+/// Builds a fresh runtime, runs the workload on it, shuts it down.
+///
+/// The `hang` workload never returns (by design).
+pub fn run(rt: &RuntimeSpec, w: &WorkloadSpec, opts: &RunOptions) -> Result<RunOutput, Error> {
+    let which = which(rt)?;
+    let plan = plan(rt, w)?;
+    match which {
+        Which::Ours(kind) => crate::rt::ours::run_ours(kind, rt, &plan, opts),
+        Which::Tokio => execute(TokioMulti::build(rt)?, rt, &plan, opts),
+        Which::TokioCurrent => execute(TokioCurrent::build(rt)?, rt, &plan, opts),
+        Which::Smol => execute(Smol::build(rt)?, rt, &plan, opts),
+    }
+}
+
+/// Runs `plan` on a built runtime, then shuts the runtime down.
+pub(crate) fn execute<R: Rt>(
+    runtime: R,
+    rt: &RuntimeSpec,
+    plan: &Plan,
+    opts: &RunOptions,
+) -> Result<RunOutput, Error> {
+    let result = dispatch(&runtime, rt, plan, opts);
+    runtime.shutdown(SHUTDOWN_GRACE);
+    let mut out = result?;
+    let mut notes = plan.notes.clone();
+    notes.append(&mut out.notes);
+    out.notes = notes;
+    Ok(out)
+}
+
+fn dispatch<R: Rt>(
+    runtime: &R,
+    rt: &RuntimeSpec,
+    plan: &Plan,
+    opts: &RunOptions,
+) -> Result<RunOutput, Error> {
+    let params = plan.params.clone();
+    match plan.work {
+        Work::Bench(b) => Ok(run_bench(runtime, &b, opts, params)),
+        Work::Fanout(cfg, load) => {
+            let spec = load.spec(rt, opts);
+            let handler = move |sp: &R::Spawner, req| fanout_request(sp.clone(), req, cfg);
+            Ok(run_in_process(runtime, &spec, Injection::Remote, handler)?
+                .into_output(&spec, params))
+        }
+        Work::Skewed(cfg, injection, load) => {
+            let spec = load.spec(rt, opts);
+            let handler = move |_: &R::Spawner, req| skewed_request(req, cfg);
+            Ok(run_in_process(runtime, &spec, injection, handler)?.into_output(&spec, params))
+        }
+        Work::Timers(cfg, load) => {
+            let spec = load.spec(rt, opts);
+            let handler = move |sp: &R::Spawner, req| timers_request(sp.clone(), req, cfg);
+            let mut report = run_in_process(runtime, &spec, Injection::Remote, handler)?;
+            report.aux_extras("timer_lateness");
+            Ok(report.into_output(&spec, params))
+        }
+        Work::Tcp(handler, load) => {
+            let spec = load.spec(rt, opts);
+            Ok(run_tcp(runtime, &spec, handler)?.into_output(&spec, params))
+        }
+        Work::Hang => {
+            let sp = runtime.spawner();
+            // Never finishes, on purpose: the harness's watchdog is what
+            // ends a run of `hang`.
+            runtime.block_on(async move {
+                sp.yield_now().await;
+                futures_lite::future::pending::<()>().await;
+            });
+            unreachable!("the hang workload finished")
+        }
+    }
+}

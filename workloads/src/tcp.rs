@@ -1,0 +1,401 @@
+//! `tcp-rpc` and `mixed`: a real loopback TCP request/response server
+//! running on the runtime under test, and an open-loop client made of
+//! plain std threads and blocking sockets, independent of every runtime.
+//!
+//! Client: one thread per connection (M, default 64), each with its own
+//! arrival schedule at `rate / M` (together: the offered rate). A
+//! connection carries one request at a time, as HTTP/1.1 without
+//! pipelining: when a response is late, the next request on that
+//! connection is sent late — and its latency is still measured from its
+//! *intended* send time (wrk2's correction); the uncorrected histogram
+//! measures from the actual send and shows what a naive client would
+//! report.
+//!
+//! Server: an accept loop; one task per connection reads a request, runs
+//! the handler inline (a panic is caught and answered with a failure
+//! status, so the connection survives) and writes the response. It records
+//! queue wait (intended arrival → handler start) and service time.
+//!
+//! Wire format, little-endian: request = id u64, intended (ns after the
+//! run's start) u64, seed u64, flags u32, pad u32; response = id u64,
+//! status u8, pad 7.
+
+use std::io::{self, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use futures_lite::FutureExt;
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+
+use crate::dist::Dist;
+use crate::micro::{fan_out, maybe_panic};
+use crate::openloop::{
+    count_left, drain_budget, mix, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Outcome,
+    Request, Window,
+};
+use crate::record::{nanos, Collector, Histos};
+use crate::rt::{counters_delta, pin_current, read_exact, Rt, Spawner};
+use crate::spin::spin_ns;
+use crate::Error;
+
+const REQUEST_LEN: usize = 32;
+const RESPONSE_LEN: usize = 16;
+const FLAG_MEASURED: u32 = 1;
+const FLAG_PANIC: u32 = 2;
+const STATUS_OK: u8 = 0;
+const STATUS_FAILED: u8 = 1;
+
+/// `tcp-rpc`: the handler spins for a drawn service time.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TcpRpc {
+    pub service: Dist,
+}
+
+/// `mixed`: the handler fans out to `fanout` subtasks that each spin and
+/// then await a downstream sleep; the fan-in has a deadline.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mixed {
+    pub fanout: u64,
+    pub service: Dist,
+    pub downstream: Dist,
+    pub deadline: Duration,
+}
+
+/// Which handler the server runs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Handler {
+    Rpc(TcpRpc),
+    Mixed(Mixed),
+}
+
+fn encode_request(r: &Request, base: Instant) -> [u8; REQUEST_LEN] {
+    let mut b = [0u8; REQUEST_LEN];
+    b[0..8].copy_from_slice(&r.id.to_le_bytes());
+    b[8..16].copy_from_slice(&nanos(r.intended - base).to_le_bytes());
+    b[16..24].copy_from_slice(&r.seed.to_le_bytes());
+    let flags =
+        if r.measured { FLAG_MEASURED } else { 0 } | if r.must_panic { FLAG_PANIC } else { 0 };
+    b[24..28].copy_from_slice(&flags.to_le_bytes());
+    b
+}
+
+fn decode_request(b: &[u8; REQUEST_LEN], base: Instant, first_poll: Instant) -> Request {
+    let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8-byte field"));
+    let flags = u32::from_le_bytes(b[24..28].try_into().expect("4-byte field"));
+    Request {
+        id: u64_at(0),
+        intended: base + Duration::from_nanos(u64_at(8)),
+        // The server never sees the client's send time; it is not used here.
+        sent: first_poll,
+        seed: u64_at(16),
+        measured: flags & FLAG_MEASURED != 0,
+        must_panic: flags & FLAG_PANIC != 0,
+    }
+}
+
+async fn handle<S: Spawner>(sp: &S, req: Request, h: Handler) -> Outcome {
+    maybe_panic_outside_fanout(&req, h);
+    let mut rng = SmallRng::seed_from_u64(req.seed);
+    match h {
+        Handler::Rpc(cfg) => {
+            spin_ns(cfg.service.sample(&mut rng));
+            Outcome::OK
+        }
+        Handler::Mixed(cfg) => {
+            let work = async {
+                let ok = fan_out(sp, &req, cfg.fanout, cfg.service, &mut rng).await;
+                sp.sleep(Duration::from_nanos(cfg.downstream.sample(&mut rng)))
+                    .await;
+                ok
+            };
+            match sp.timeout(cfg.deadline, work).await {
+                Some(true) => Outcome::OK,
+                Some(false) => Outcome::FAILED,
+                None => Outcome::MISSED,
+            }
+        }
+    }
+}
+
+/// `mixed` panics inside its first subtask (through `fan_out`); `tcp-rpc`
+/// in the handler itself.
+fn maybe_panic_outside_fanout(req: &Request, h: Handler) {
+    if matches!(h, Handler::Rpc(_)) || matches!(h, Handler::Mixed(m) if m.fanout == 0) {
+        maybe_panic(req);
+    }
+}
+
+async fn connection<S: Spawner>(
+    sp: S,
+    mut stream: S::Stream,
+    h: Handler,
+    base: Instant,
+    collector: Arc<Collector>,
+) {
+    let mut buf = [0u8; REQUEST_LEN];
+    // Any read error, including the client closing, ends the connection.
+    while read_exact(&sp, &mut stream, &mut buf).await.is_ok() {
+        let first_poll = Instant::now();
+        let req = decode_request(&buf, base, first_poll);
+        let out = AssertUnwindSafe(handle(&sp, req, h))
+            .catch_unwind()
+            .await
+            .unwrap_or(Outcome::FAILED);
+        let done = Instant::now();
+        if req.measured {
+            collector.with_local(|hs| {
+                hs.record_server(req.intended, first_poll, done);
+                hs.deadline_misses += u64::from(out.deadline_miss);
+            });
+        }
+        let mut resp = [0u8; RESPONSE_LEN];
+        resp[0..8].copy_from_slice(&req.id.to_le_bytes());
+        resp[8] = if out.ok { STATUS_OK } else { STATUS_FAILED };
+        if sp.write_all(&mut stream, &resp).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn accept_loop<S: Spawner>(
+    sp: S,
+    listener: S::Listener,
+    h: Handler,
+    base: Instant,
+    collector: Arc<Collector>,
+) {
+    // An accept error (listener closed at shutdown) ends the server.
+    while let Ok(stream) = sp.accept(&listener).await {
+        drop(sp.spawn_inside(connection(
+            sp.clone(),
+            stream,
+            h,
+            base,
+            Arc::clone(&collector),
+        )));
+    }
+}
+
+/// One client connection's results.
+struct ConnResult {
+    histos: Histos,
+    gen: GenTotals,
+    error: Option<io::Error>,
+}
+
+fn exchange(s: &mut TcpStream, req: &Request, base: Instant) -> io::Result<bool> {
+    s.write_all(&encode_request(req, base))?;
+    let mut resp = [0u8; RESPONSE_LEN];
+    s.read_exact(&mut resp)?;
+    let id = u64::from_le_bytes(resp[0..8].try_into().expect("8-byte field"));
+    if id != req.id {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("response for request {id}, expected {}", req.id),
+        ));
+    }
+    Ok(resp[8] == STATUS_OK)
+}
+
+/// One connection's open-loop schedule; thread 0 fires `stall` at the
+/// midpoint.
+fn client_conn(
+    addr: SocketAddr,
+    spec: &LoadSpec,
+    w: &Window,
+    index: usize,
+    stall: &(impl Fn() + Sync),
+) -> ConnResult {
+    pin_current(&spec.cores, index);
+    let mut r = ConnResult {
+        histos: Histos::new(),
+        gen: GenTotals::new(),
+        error: None,
+    };
+    let mut arrivals = schedule(spec, index);
+    let connect = TcpStream::connect(addr).and_then(|s| {
+        s.set_nodelay(true)?;
+        s.set_read_timeout(Some(drain_budget(spec) + (w.end - w.start)))?;
+        Ok(s)
+    });
+    let mut s = match connect {
+        Ok(s) => s,
+        Err(e) => {
+            r.gen.skipped += count_left(&mut arrivals, w);
+            r.error = Some(e);
+            return r;
+        }
+    };
+    let mut id = index as u64;
+    let mut stall_pending = index == 0 && !spec.stall.is_zero();
+    loop {
+        let intended = w.start + Duration::from_nanos(arrivals.next_offset_ns());
+        if intended >= w.end {
+            break;
+        }
+        let now = wait_until(intended);
+        if now >= w.end {
+            r.gen.skipped += 1 + count_left(&mut arrivals, w);
+            break;
+        }
+        if stall_pending && intended >= w.midpoint {
+            stall_pending = false;
+            stall();
+        }
+        let measured = intended >= w.measure_from;
+        let must_panic = spec.panic_every != 0 && id % spec.panic_every == spec.panic_every - 1;
+        let req = Request {
+            id,
+            intended,
+            sent: now,
+            seed: mix(spec.seed, id),
+            measured,
+            must_panic,
+        };
+        let result = exchange(&mut s, &req, w.start);
+        let done = Instant::now();
+        if measured {
+            r.gen.sent += 1;
+            r.gen.lag.saturating_record(nanos(now - intended));
+            r.histos
+                .record_client(intended, now, done, matches!(result, Ok(true)));
+        }
+        id += spec.threads as u64;
+        if let Err(e) = result {
+            // The connection is unusable; what it would still have sent is
+            // reported as skipped (the schedule slipped).
+            r.gen.skipped += count_left(&mut arrivals, w);
+            r.error = Some(e);
+            break;
+        }
+    }
+    r
+}
+
+/// Runs the server on `rt` and the client threads; the report's latency
+/// comes from the clients, queue wait and service from the server.
+pub(crate) fn run_tcp<R: Rt>(rt: &R, spec: &LoadSpec, h: Handler) -> Result<OpenReport, Error> {
+    let sp = rt.spawner();
+    let collector = Collector::new();
+    let (listener, addr) = {
+        let sp = sp.clone();
+        rt.block_on(async move {
+            let l = sp
+                .listen(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+                .await?;
+            let addr = sp.local_addr(&l)?;
+            Ok::<_, io::Error>((l, addr))
+        })
+        .map_err(|e| Error::io("binding the tcp-rpc server on 127.0.0.1", e))?
+    };
+    let w = Window::new(spec);
+    drop(sp.spawn(accept_loop(
+        sp.clone(),
+        listener,
+        h,
+        w.start,
+        Arc::clone(&collector),
+    )));
+    let stall_for = spec.stall;
+    let stall = || drop(sp.spawn(async move { thread::sleep(stall_for) }));
+    let (results, counters_start) = run_clients(addr, spec, &w, &stall, || sp.counters())?;
+    let mut report = merge_clients(results, &collector, spec, &w);
+    report.counters = counters_delta(&counters_start, &sp.counters());
+    Ok(report)
+}
+
+fn run_clients<C: Fn() + Sync, T>(
+    addr: SocketAddr,
+    spec: &LoadSpec,
+    w: &Window,
+    stall: &C,
+    at_measure_start: impl FnOnce() -> T,
+) -> Result<(Vec<ConnResult>, T), Error> {
+    thread::scope(|s| {
+        let mut handles = Vec::with_capacity(spec.threads);
+        for index in 0..spec.threads {
+            let h = thread::Builder::new()
+                .name(format!("wsbench-client-{index}"))
+                .spawn_scoped(s, move || client_conn(addr, spec, w, index, stall))
+                .map_err(|e| Error::io("starting a tcp client thread", e))?;
+            handles.push(h);
+        }
+        wait_until(w.measure_from);
+        let snapshot = at_measure_start();
+        let results = handles
+            .into_iter()
+            .map(|h| h.join().expect("a tcp client thread panicked"))
+            .collect();
+        Ok((results, snapshot))
+    })
+}
+
+fn merge_clients(
+    results: Vec<ConnResult>,
+    server: &Collector,
+    spec: &LoadSpec,
+    w: &Window,
+) -> OpenReport {
+    let mut histos = Histos::new();
+    let mut gen = GenTotals::new();
+    let mut notes = Vec::new();
+    let mut errors = 0;
+    for r in &results {
+        histos.merge(&r.histos);
+        gen.merge(&r.gen);
+        if let Some(e) = &r.error {
+            errors += 1;
+            if errors == 1 {
+                notes.push(format!("a client connection failed: {e}"));
+            }
+        }
+    }
+    if errors > 1 {
+        notes.push(format!(
+            "{errors} of {} client connections failed",
+            spec.threads
+        ));
+    }
+    // The server records a request before it writes the response, and every
+    // client has read its last response: nothing is still being recorded.
+    let server_side = server.merged();
+    histos.queue_wait = server_side.queue_wait;
+    histos.service = server_side.service;
+    histos.deadline_misses = server_side.deadline_misses;
+    OpenReport {
+        histos,
+        gen,
+        window: *w,
+        counters: Vec::new(),
+        notes,
+        extras: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_round_trip_through_the_wire_format() {
+        let base = Instant::now();
+        let r = Request {
+            id: 77,
+            intended: base + Duration::from_micros(1234),
+            sent: base,
+            seed: 0xDEAD_BEEF,
+            measured: true,
+            must_panic: true,
+        };
+        let back = decode_request(&encode_request(&r, base), base, base);
+        assert_eq!(
+            (back.id, back.seed, back.measured, back.must_panic),
+            (77, 0xDEAD_BEEF, true, true)
+        );
+        assert_eq!(back.intended, r.intended);
+    }
+}
