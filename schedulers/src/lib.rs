@@ -12,6 +12,8 @@
 mod blocking;
 mod coop;
 mod driver;
+pub mod net;
+pub mod time;
 mod fairness;
 mod inject;
 mod kind;

@@ -41,3 +41,23 @@ fn smoke_spawn_join_yield() {
         rt.shutdown_timeout(std::time::Duration::from_secs(5));
     }
 }
+
+#[test]
+fn smoke_sleep_and_tcp() {
+    use std::time::{Duration, Instant};
+    for (k, w) in kinds() {
+        let rt = Builder::new(k).workers(w).build().unwrap();
+        let start = Instant::now();
+        rt.block_on(async {
+            wsbench_schedulers::time::sleep(Duration::from_millis(20)).await;
+            let h = wsbench_schedulers::spawn(async {
+                wsbench_schedulers::time::sleep(Duration::from_millis(10)).await;
+                7
+            });
+            assert_eq!(h.await.unwrap(), 7);
+        });
+        let el = start.elapsed();
+        assert!(el >= Duration::from_millis(30), "{k} {w}: {el:?}");
+        eprintln!("{k} {w}: sleep ok {el:?}");
+    }
+}
