@@ -1,0 +1,302 @@
+//! Task semantics on every policy: wakers, JoinHandle, abort, panics,
+//! shutdown, bad input.
+
+mod common;
+
+use std::future::{poll_fn, Future};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use common::{build, configs, DropCount, Latch};
+use wsbench_schedulers::task::yield_now;
+use wsbench_schedulers::{spawn, Builder, SchedulerKind};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// A future that stays pending until `open` is set, exposing its waker.
+struct Gate {
+    open: Arc<AtomicBool>,
+    waker: Arc<Mutex<Option<Waker>>>,
+}
+
+impl Future for Gate {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        *self.waker.lock().unwrap() = Some(cx.waker().clone());
+        if self.open.load(Ordering::SeqCst) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+fn gate() -> (Gate, Arc<AtomicBool>, Arc<Mutex<Option<Waker>>>) {
+    let open = Arc::new(AtomicBool::new(false));
+    let waker = Arc::new(Mutex::new(None));
+    (Gate { open: open.clone(), waker: waker.clone() }, open, waker)
+}
+
+fn wait_for_waker(slot: &Mutex<Option<Waker>>) -> Waker {
+    let deadline = std::time::Instant::now() + LIMIT;
+    loop {
+        if let Some(w) = slot.lock().unwrap().clone() {
+            return w;
+        }
+        assert!(std::time::Instant::now() < deadline, "task never polled");
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn wake_from_another_thread_by_value_and_by_ref() {
+    for (kind, workers) in configs(&[1, 2, 8]) {
+        let rt = build(kind, workers);
+        for by_ref in [false, true] {
+            let (g, open, slot) = gate();
+            let h = rt.spawn(async move {
+                g.await;
+                42
+            });
+            let w = wait_for_waker(&slot);
+            open.store(true, Ordering::SeqCst);
+            std::thread::spawn(move || if by_ref { w.wake_by_ref() } else { w.wake() }).join().unwrap();
+            assert_eq!(rt.block_on(h).unwrap(), 42, "{kind} x{workers} by_ref={by_ref}");
+        }
+    }
+}
+
+#[test]
+fn wake_while_running_reschedules_and_wake_after_completion_is_harmless() {
+    for (kind, workers) in configs(&[1, 2, 8]) {
+        let rt = build(kind, workers);
+        let polls = Arc::new(AtomicUsize::new(0));
+        let kept: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
+        let (p, k) = (polls.clone(), kept.clone());
+        let h = rt.spawn(poll_fn(move |cx| {
+            let n = p.fetch_add(1, Ordering::SeqCst);
+            *k.lock().unwrap() = Some(cx.waker().clone());
+            if n < 3 {
+                cx.waker().wake_by_ref(); // wake while running
+                Poll::Pending
+            } else {
+                Poll::Ready(n)
+            }
+        }));
+        assert_eq!(rt.block_on(h).unwrap(), 3, "{kind} x{workers}");
+        let w = kept.lock().unwrap().take().unwrap();
+        w.wake_by_ref(); // after completion: no effect
+        w.clone().wake();
+        drop(w);
+        assert_eq!(polls.load(Ordering::SeqCst), 4, "{kind} x{workers}: polled after completion");
+    }
+}
+
+#[test]
+fn dropped_join_handle_detaches_task() {
+    for (kind, workers) in configs(&[1, 2, 8]) {
+        let rt = build(kind, workers);
+        let latch = Latch::new(100);
+        for _ in 0..100 {
+            let l = latch.clone();
+            drop(rt.spawn(async move {
+                yield_now().await;
+                l.count_down();
+            }));
+        }
+        latch.wait(LIMIT, &format!("{kind} x{workers}"));
+    }
+}
+
+#[test]
+fn abort_before_and_during_run() {
+    for (kind, workers) in configs(&[1, 2, 8]) {
+        let rt = build(kind, workers);
+        let drops = Arc::new(AtomicUsize::new(0));
+        // During: the task is parked on a gate that never opens.
+        let (g, _open, slot) = gate();
+        let d = DropCount(drops.clone());
+        let h = rt.spawn(async move {
+            let _d = d;
+            g.await;
+        });
+        wait_for_waker(&slot);
+        h.abort();
+        let err = rt.block_on(h).unwrap_err();
+        assert!(err.is_cancelled() && !err.is_panic(), "{kind} x{workers}: {err:?}");
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "{kind} x{workers}: future not dropped once");
+        // Before: a busy worker pool, abort right after spawn; either it
+        // was cancelled or it ran to completion, never both, never lost.
+        let ran = Arc::new(AtomicUsize::new(0));
+        let mut cancelled = 0;
+        for _ in 0..1000 {
+            let r = ran.clone();
+            let h = rt.spawn(async move {
+                r.fetch_add(1, Ordering::SeqCst);
+            });
+            h.abort();
+            h.abort();
+            match rt.block_on(h) {
+                Ok(()) => {}
+                Err(e) => {
+                    assert!(e.is_cancelled(), "{e:?}");
+                    cancelled += 1;
+                }
+            }
+        }
+        assert_eq!(ran.load(Ordering::SeqCst) + cancelled, 1000, "{kind} x{workers}");
+    }
+}
+
+#[test]
+fn panic_becomes_join_error_and_worker_survives() {
+    for (kind, workers) in configs(&[1, 2]) {
+        let rt = build(kind, workers);
+        let h = rt.spawn(async {
+            panic!("boom in a task");
+        });
+        let err = rt.block_on(h).unwrap_err();
+        assert!(err.is_panic(), "{kind}: {err:?}");
+        assert!(err.to_string().contains("boom in a task"), "{err}");
+        let after = rt.block_on(async { spawn(async { 5 }).await.unwrap() });
+        assert_eq!(after, 5, "{kind} x{workers}: worker died with the panic");
+    }
+}
+
+#[test]
+fn block_on_inside_a_worker_panics_with_a_clear_message() {
+    let rt = build(SchedulerKind::StealHalf, 2);
+    let inner = Arc::new(build(SchedulerKind::Global, 1));
+    let msg = rt.block_on(rt.spawn(async move {
+        let r = catch_unwind(AssertUnwindSafe(|| inner.block_on(async {})));
+        let payload = r.expect_err("block_on on a worker must panic");
+        payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned()).unwrap()
+    }));
+    let msg = msg.unwrap();
+    assert!(msg.contains("inside a worker thread"), "{msg}");
+}
+
+#[test]
+fn spawn_without_a_runtime_panics_with_a_clear_message() {
+    let r = catch_unwind(|| spawn(async {}));
+    let payload = r.expect_err("spawn outside a runtime must panic");
+    let msg = payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned()).unwrap();
+    assert!(msg.contains("no runtime is running on this thread"), "{msg}");
+}
+
+#[test]
+fn build_errors_name_the_value_and_what_is_allowed() {
+    let e = Builder::new(SchedulerKind::StealHalf).workers(0).build().unwrap_err().to_string();
+    assert!(e.contains('0') && e.contains("1..="), "{e}");
+    let e = Builder::new(SchedulerKind::CurrentThread).workers(2).build().unwrap_err().to_string();
+    assert!(e.contains('2') && e.contains("exactly 1"), "{e}");
+    let e = Builder::new(SchedulerKind::StealHalf).knob("fifo", "on").build().unwrap_err().to_string();
+    assert!(e.contains("fifo") && e.contains("lifo"), "{e}");
+    let e = Builder::new(SchedulerKind::StealHalf).knob("max-lifo-polls", "0").build().unwrap_err().to_string();
+    assert!(e.contains("`0`") && e.contains("1..=1024"), "{e}");
+    let e = Builder::new(SchedulerKind::Global).knob("lifo", "off").build().unwrap_err().to_string();
+    assert!(e.contains("does not apply") && e.contains("global"), "{e}");
+}
+
+#[test]
+fn knobs_build_and_run() {
+    let knobs: &[(&str, &str)] = &[
+        ("lifo", "off"),
+        ("max-lifo-polls", "1"),
+        ("global-interval", "7"),
+        ("steal", "one"),
+        ("steal", "3"),
+        ("queue-capacity", "4"),
+        ("searching-limit", "none"),
+        ("idle", "backoff"),
+        ("inject", "sharded"),
+        ("budget", "off"),
+        ("victim", "sequential"),
+        ("event-interval", "1"),
+    ];
+    for &(k, v) in knobs {
+        let rt = Builder::new(SchedulerKind::StealHalf).workers(4).knob(k, v).build().unwrap();
+        let n = rt.block_on(async {
+            let hs: Vec<_> = (0..2000u64)
+                .map(|i| {
+                    spawn(async move {
+                        yield_now().await;
+                        i
+                    })
+                })
+                .collect();
+            let mut s = 0;
+            for h in hs {
+                s += h.await.unwrap();
+            }
+            s
+        });
+        assert_eq!(n, 1999 * 2000 / 2, "{k}={v}");
+    }
+}
+
+#[test]
+fn shutdown_drops_every_pending_task_exactly_once() {
+    const PENDING: usize = 200_000;
+    for (kind, workers) in configs(&[1, 2, 8]) {
+        let rt = build(kind, workers);
+        let drops = Arc::new(AtomicUsize::new(0));
+        let started = Latch::new(PENDING / 2);
+        // Half parked on a never-ready future (in no queue), half never polled.
+        for i in 0..PENDING {
+            let d = DropCount(drops.clone());
+            let s = started.clone();
+            rt.spawn(async move {
+                let _d = d;
+                if i % 2 == 0 {
+                    s.count_down();
+                    std::future::pending::<()>().await;
+                }
+            });
+        }
+        drop(rt); // tasks queued or parked: each dropped once, no hang
+        assert_eq!(drops.load(Ordering::SeqCst), PENDING, "{kind} x{workers}");
+    }
+}
+
+#[test]
+fn spawn_after_shutdown_is_cancelled_not_lost() {
+    let rt = build(SchedulerKind::StealHalf, 2);
+    let handle = rt.handle();
+    assert!(rt.shutdown_timeout(Duration::from_secs(5)));
+    let drops = Arc::new(AtomicUsize::new(0));
+    let d = DropCount(drops.clone());
+    let h = handle.spawn(async move {
+        let _d = d;
+    });
+    assert_eq!(drops.load(Ordering::SeqCst), 1, "future of a refused spawn must be dropped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || tx.send(futures_block_on(h)).unwrap());
+    let r = rx.recv_timeout(LIMIT).expect("JoinHandle of a refused spawn never resolved");
+    assert!(r.unwrap_err().is_cancelled());
+}
+
+/// Minimal block_on for a thread outside any runtime.
+fn futures_block_on<F: Future>(f: F) -> F::Output {
+    let rt = build(SchedulerKind::CurrentThread, 1);
+    rt.block_on(f)
+}
+
+#[test]
+fn spawn_blocking_does_not_stop_async_tasks_on_one_worker() {
+    for kind in [SchedulerKind::CurrentThread, SchedulerKind::StealHalf] {
+        let rt = build(kind, 1);
+        let (tx, rx) = mpsc::channel::<()>();
+        let blocking = rt.spawn_blocking(move || rx.recv_timeout(LIMIT).is_ok());
+        // The async task runs while the blocking closure is still waiting.
+        let v = rt.block_on(rt.spawn(async { 7 })).unwrap();
+        assert_eq!(v, 7);
+        tx.send(()).unwrap();
+        assert!(rt.block_on(blocking).unwrap(), "{kind}: blocking closure timed out");
+        assert!(rt.metrics().driver.blocking_threads_spawned >= 1);
+    }
+}
