@@ -1,1 +1,28 @@
-//! placeholder
+//! wsbench: the benchmark harness.
+//!
+//! `cli` (clap only) → `config` (validated, typed) → `runner` (measures,
+//! watchdog) → `stats` / `summary` (pure statistics) → `export` (CSV, JSON,
+//! markdown, HDR logs) and `table`; `compare` and `plot` read CSVs back via
+//! `load`. The workloads crate is reached only through `backend`.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod app;
+pub mod backend;
+pub mod cli;
+pub mod compare;
+pub mod config;
+pub mod env;
+pub mod export;
+pub mod list;
+pub mod lists;
+pub mod load;
+pub mod pin;
+pub mod plot;
+pub mod progress;
+pub mod record;
+pub mod runner;
+pub mod slo;
+pub mod stats;
+pub mod summary;
+pub mod table;

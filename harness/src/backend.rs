@@ -1,0 +1,42 @@
+//! The only door into the workloads crate: every call the harness makes to
+//! `wsbench_workloads` goes through this module.
+
+use anyhow::Result;
+use wsbench_workloads::api::{
+    RunOptions, RunOutput, RuntimeSpec, SchedInfo, WorkloadInfo, WorkloadSpec,
+};
+
+/// Every `--sched` name, ours and the references.
+pub fn schedulers() -> &'static [SchedInfo] {
+    wsbench_workloads::schedulers()
+}
+
+/// Every workload.
+pub fn workloads() -> &'static [WorkloadInfo] {
+    wsbench_workloads::workloads()
+}
+
+/// Looks a scheduler up by name.
+pub fn scheduler(name: &str) -> Option<&'static SchedInfo> {
+    schedulers().iter().find(|s| s.name == name)
+}
+
+/// Looks a workload up by name.
+pub fn workload(name: &str) -> Option<&'static WorkloadInfo> {
+    workloads().iter().find(|w| w.name == name)
+}
+
+/// Checks a cell without running it.
+pub fn validate(runtime: &RuntimeSpec, workload: &WorkloadSpec) -> Result<()> {
+    wsbench_workloads::validate(runtime, workload)?;
+    Ok(())
+}
+
+/// Runs one measured run in a fresh runtime.
+pub fn run(
+    runtime: &RuntimeSpec,
+    workload: &WorkloadSpec,
+    options: &RunOptions,
+) -> Result<RunOutput> {
+    Ok(wsbench_workloads::run(runtime, workload, options)?)
+}

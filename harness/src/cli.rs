@@ -1,0 +1,181 @@
+//! The command line, as clap sees it. Only shapes and help text live here;
+//! `config.rs` turns [`RunArgs`] into a validated, typed configuration.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Long description shown by `wsbench --help`.
+const LONG_ABOUT: &str = "\
+Runs async workloads over task schedulers and reports throughput and tail latency.
+
+With no subcommand, `run` is assumed, so `wsbench --sched steal-half --workers 128` runs a matrix.
+Each cell of scheduler x workers x workload x knobs x rate is run --runs times, each time in a fresh
+runtime after a discarded warm-up, with the same seed for every scheduler. Results are printed as a
+table and, on request, appended to CSV / written as JSON, markdown and HdrHistogram logs as each cell
+finishes.
+
+List syntax (--workers, --rate): `1,2,4`, `1..=8`, `1..8`, `1..=128:pow2`, `1000..=8000:x2`,
+`10k..=50k:+10k`.
+
+Exit status: 0 success; 1 error (or, for `compare`, a regression); 2 unusable input to `compare`.";
+
+/// wsbench: scheduling-policy benchmark harness.
+#[derive(Debug, Parser)]
+#[command(name = "wsbench", version, about, long_about = LONG_ABOUT, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// What to do; `run` when omitted.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Options of the default `run` subcommand.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a benchmark matrix (the default when no subcommand is given).
+    Run(RunArgs),
+    /// List every scheduler, workload, workload parameter and knob with its meaning and default.
+    List,
+    /// Compare two result CSVs and decide, per cell and metric, regressed / improved / unchanged.
+    Compare(CompareArgs),
+    /// Draw scaling, load and percentile-spectrum charts (SVG and PNG) from a result CSV.
+    Plot(PlotArgs),
+}
+
+/// Options of `wsbench run`.
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    /// Schedulers: a comma-separated list of names, or `all` (see `wsbench list`).
+    #[arg(long, value_name = "LIST|all", default_value = "all")]
+    pub sched: String,
+
+    /// Worker-thread counts: a list or range, e.g. `1,2,4` or `1..=128:pow2` [default: logical CPUs].
+    #[arg(long, value_name = "LIST")]
+    pub workers: Option<String>,
+
+    /// Workloads: a comma-separated list, `default` (the representative suite) or `all`.
+    #[arg(long, value_name = "LIST|default|all", default_value = "default")]
+    pub workload: String,
+
+    /// Offered load of open-loop workloads in requests/s: one value, a list or a range
+    /// (`10k,20k`, `10k..=80k:x2`); one cell per rate. Default: each workload's own rate.
+    #[arg(long, value_name = "LIST")]
+    pub rate: Option<String>,
+
+    /// A workload parameter `name=value` (repeatable); applies to the selected workloads that
+    /// have it (see `wsbench list`).
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+
+    /// A scheduler knob `name=value` (repeatable); `name=v1,v2` sweeps the values, one cell each.
+    #[arg(long = "knob", value_name = "NAME=VALUE[,VALUE..]")]
+    pub knobs: Vec<String>,
+
+    /// Measured time per run (`2s`, `500ms`; a bare number is seconds). Fixed-size benchmarks
+    /// repeat until it is reached.
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    pub duration: String,
+
+    /// Warm-up before each run's measurement; discarded.
+    #[arg(long, value_name = "DURATION", default_value = "200ms")]
+    pub warmup: String,
+
+    /// Measured runs per cell, each in a fresh runtime.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub runs: usize,
+
+    /// Seed of every random choice; the same for every scheduler (run i uses seed + i).
+    #[arg(long, value_name = "N", default_value_t = 42)]
+    pub seed: u64,
+
+    /// Pin workers round-robin to the allowed cores (load generator on separate cores when there
+    /// are enough).
+    #[arg(long, overrides_with = "no_pin")]
+    pub pin: bool,
+
+    /// Do not pin threads (the default).
+    #[arg(long = "no-pin", overrides_with = "pin")]
+    pub no_pin: bool,
+
+    /// Per-run watchdog limit: a run still going after it becomes a failed row and the matrix
+    /// moves on [default: 3 x (warm-up + duration) + 10s].
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+
+    /// Append one row per run to this CSV (created with a header when new; an existing file
+    /// must have the same header).
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+
+    /// Write the results and the environment as JSON (rewritten after each cell).
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+
+    /// Write a markdown summary (rewritten after each cell).
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+
+    /// Write each cell's full latency histograms as HdrHistogram interval logs into this
+    /// directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub hdr_dir: Option<PathBuf>,
+
+    /// Reference scheduler for the table's ratio column.
+    #[arg(long, value_name = "NAME", default_value = "tokio")]
+    pub baseline_sched: String,
+
+    /// Service-level objective for capacity with a rate sweep, e.g. `p99<1ms`; the table then
+    /// reports, per scheduler, the highest offered rate up to which it holds.
+    #[arg(long, value_name = "pXX<DURATION")]
+    pub slo: Option<String>,
+
+    /// No progress bar and no per-cell messages on stderr (the table is still printed).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Options of `wsbench compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline results CSV.
+    pub base: PathBuf,
+    /// The results CSV to judge against the baseline.
+    pub current: PathBuf,
+    /// Effect-size floor for throughput, p50 and p90: smaller changes are `unchanged`.
+    #[arg(long, value_name = "PERCENT", default_value = "5%")]
+    pub threshold: String,
+    /// Effect-size floor for the tail (p99, p99.9), which is noisier.
+    #[arg(long, value_name = "PERCENT", default_value = "10%")]
+    pub tail_threshold: String,
+    /// Significance level of the two-sided Mann-Whitney U test over the runs.
+    #[arg(long, value_name = "P", default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Also write the verdicts as JSON to this path.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Also write the markdown report to this path (it is always printed on stdout).
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+}
+
+/// Options of `wsbench plot`.
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// A results CSV written by `wsbench run --csv`.
+    pub results: PathBuf,
+    /// Directory for the charts (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// HdrHistogram logs written by `wsbench run --hdr-dir`, for percentile-spectrum charts.
+    #[arg(long, value_name = "DIR")]
+    pub hdr_dir: Option<PathBuf>,
+    /// Chart width in pixels.
+    #[arg(long, value_name = "PX", default_value_t = 960)]
+    pub width: u32,
+    /// Chart height in pixels.
+    #[arg(long, value_name = "PX", default_value_t = 600)]
+    pub height: u32,
+}

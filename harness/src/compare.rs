@@ -1,0 +1,515 @@
+//! `wsbench compare BASE CURRENT`: the regression gate.
+//!
+//! Cells are matched by (scheduler, workload, workers, knobs, params,
+//! rate). For throughput and each latency percentile the runs of both
+//! sides go through a two-sided Mann–Whitney U test; a change is
+//! `regressed` or `improved` only when the test is significant at `--alpha`
+//! **and** the medians differ by at least the effect-size floor
+//! (`--threshold`, or `--tail-threshold` for p99 and p99.9). Everything
+//! else is `unchanged`. Exit status: 1 when anything regressed, 0
+//! otherwise, 2 on unusable input.
+
+use std::collections::BTreeMap;
+use std::fmt::{self, Write as _};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::app::EXIT_FAILURE;
+use crate::cli::CompareArgs;
+use crate::export::write_atomically;
+use crate::lists::parse_percent;
+use crate::load::{load, ResultsFile};
+use crate::record::{CellKey, LatencyMetric, RunRecord, Status, SCHEMA_VERSION};
+use crate::stats::{mann_whitney_p, median, min_possible_p};
+use crate::table::{format_count, format_us, Table};
+
+/// Input `compare` cannot judge: missing or malformed files, schema
+/// mismatch. Maps to exit status 2.
+#[derive(Debug)]
+pub struct Unusable(pub String);
+
+impl fmt::Display for Unusable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unusable {}
+
+fn unusable(err: anyhow::Error) -> anyhow::Error {
+    anyhow::Error::new(Unusable(format!("{err:#}")))
+}
+
+/// The verdict on one metric of one cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Significantly worse by more than the floor.
+    Regressed,
+    /// Not both significant and beyond the floor.
+    Unchanged,
+    /// Significantly better by more than the floor.
+    Improved,
+}
+
+impl Verdict {
+    fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Regressed => "regressed",
+            Verdict::Unchanged => "unchanged",
+            Verdict::Improved => "improved",
+        }
+    }
+}
+
+/// What is compared and in which direction.
+#[derive(Debug, Clone, Copy)]
+struct Metric {
+    name: &'static str,
+    higher_is_better: bool,
+    tail: bool,
+    latency: Option<LatencyMetric>,
+}
+
+const METRICS: [Metric; 5] = [
+    Metric {
+        name: "throughput_per_s",
+        higher_is_better: true,
+        tail: false,
+        latency: None,
+    },
+    Metric {
+        name: "p50_us",
+        higher_is_better: false,
+        tail: false,
+        latency: Some(LatencyMetric::P50),
+    },
+    Metric {
+        name: "p90_us",
+        higher_is_better: false,
+        tail: false,
+        latency: Some(LatencyMetric::P90),
+    },
+    Metric {
+        name: "p99_us",
+        higher_is_better: false,
+        tail: true,
+        latency: Some(LatencyMetric::P99),
+    },
+    Metric {
+        name: "p999_us",
+        higher_is_better: false,
+        tail: true,
+        latency: Some(LatencyMetric::P999),
+    },
+];
+
+impl Metric {
+    fn values(&self, runs: &[&RunRecord]) -> Vec<f64> {
+        runs.iter()
+            .filter_map(|r| match self.latency {
+                None => Some(r.throughput_per_s),
+                Some(m) => r.latency.map(|l| l.get(m)),
+            })
+            .filter(|v| v.is_finite())
+            .collect()
+    }
+
+    fn format(&self, v: f64) -> String {
+        if self.latency.is_some() {
+            format_us(v)
+        } else {
+            format!("{}/s", format_count(v))
+        }
+    }
+}
+
+/// One metric of one cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// The cell.
+    pub cell: CellKey,
+    /// CSV column compared.
+    pub metric: &'static str,
+    /// Median of the base runs.
+    pub base: f64,
+    /// Median of the current runs.
+    pub current: f64,
+    /// (current - base) / base.
+    pub change: f64,
+    /// Two-sided Mann–Whitney U p-value.
+    pub p_value: Option<f64>,
+    /// Ok runs on each side.
+    pub runs: (usize, usize),
+    /// The decision.
+    pub verdict: Verdict,
+    /// Why, when it is not obvious (e.g. every current run failed).
+    pub note: String,
+}
+
+impl Comparison {
+    /// How much worse, as a positive fraction (negative = better).
+    fn badness(&self, higher_is_better: bool) -> f64 {
+        if higher_is_better {
+            -self.change
+        } else {
+            self.change
+        }
+    }
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Base file.
+    pub base: String,
+    /// Current file.
+    pub current: String,
+    /// Effect-size floor (fraction).
+    pub threshold: f64,
+    /// Tail floor (fraction).
+    pub tail_threshold: f64,
+    /// Significance level.
+    pub alpha: f64,
+    /// Regressed / unchanged / improved counts.
+    pub counts: BTreeMap<&'static str, usize>,
+    /// Every comparison, worst first.
+    pub comparisons: Vec<Comparison>,
+    /// Cells only in the base file.
+    pub only_in_base: Vec<String>,
+    /// Cells only in the current file.
+    pub only_in_current: Vec<String>,
+    /// Environment differences and test-power warnings.
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    /// True when anything regressed.
+    pub fn regressed(&self) -> bool {
+        self.comparisons
+            .iter()
+            .any(|c| c.verdict == Verdict::Regressed)
+    }
+}
+
+/// Settings of one comparison.
+#[derive(Debug, Clone, Copy)]
+pub struct Floors {
+    /// Floor for throughput, p50, p90.
+    pub threshold: f64,
+    /// Floor for p99, p99.9.
+    pub tail_threshold: f64,
+    /// Significance level.
+    pub alpha: f64,
+}
+
+fn group(file: &ResultsFile) -> BTreeMap<CellKey, Vec<&RunRecord>> {
+    let mut cells: BTreeMap<CellKey, Vec<&RunRecord>> = BTreeMap::new();
+    for r in &file.records {
+        cells.entry(r.key.clone()).or_default().push(r);
+    }
+    cells
+}
+
+fn judge(
+    metric: &Metric,
+    cell: &CellKey,
+    base: &[f64],
+    current: &[f64],
+    floors: &Floors,
+) -> Option<Comparison> {
+    if base.is_empty() || current.is_empty() {
+        return None;
+    }
+    let (b, c) = (median(base), median(current));
+    let change = if b == 0.0 {
+        if c == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY.copysign(c)
+        }
+    } else {
+        (c - b) / b.abs()
+    };
+    let p = mann_whitney_p(base, current);
+    let floor = if metric.tail {
+        floors.tail_threshold
+    } else {
+        floors.threshold
+    };
+    let significant = p.is_some_and(|p| p < floors.alpha);
+    let worse = if metric.higher_is_better {
+        -change
+    } else {
+        change
+    };
+    let verdict = if significant && worse >= floor {
+        Verdict::Regressed
+    } else if significant && -worse >= floor {
+        Verdict::Improved
+    } else {
+        Verdict::Unchanged
+    };
+    Some(Comparison {
+        cell: cell.clone(),
+        metric: metric.name,
+        base: b,
+        current: c,
+        change,
+        p_value: p,
+        runs: (base.len(), current.len()),
+        verdict,
+        note: String::new(),
+    })
+}
+
+/// Compares two loaded files.
+pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Report {
+    let (base_cells, current_cells) = (group(base), group(current));
+    let mut comparisons = Vec::new();
+    let mut underpowered = 0;
+    for (key, base_runs) in &base_cells {
+        let Some(current_runs) = current_cells.get(key) else {
+            continue;
+        };
+        let (b_ok, c_ok) = (ok_runs(base_runs), ok_runs(current_runs));
+        if c_ok.is_empty() && !b_ok.is_empty() {
+            comparisons.push(all_failed(key, b_ok.len(), current_runs));
+            continue;
+        }
+        if !b_ok.is_empty()
+            && !c_ok.is_empty()
+            && min_possible_p(b_ok.len(), c_ok.len()) >= floors.alpha
+        {
+            underpowered += 1;
+        }
+        for metric in &METRICS {
+            if let Some(c) = judge(
+                metric,
+                key,
+                &metric.values(&b_ok),
+                &metric.values(&c_ok),
+                floors,
+            ) {
+                comparisons.push(c);
+            }
+        }
+    }
+    let direction: BTreeMap<&str, bool> = METRICS
+        .iter()
+        .map(|m| (m.name, m.higher_is_better))
+        .collect();
+    comparisons.sort_by(|a, b| {
+        let bad = |c: &Comparison| c.badness(*direction.get(c.metric).unwrap_or(&true));
+        a.verdict.cmp(&b.verdict).then(bad(b).total_cmp(&bad(a)))
+    });
+    let mut counts = BTreeMap::new();
+    for v in [Verdict::Regressed, Verdict::Improved, Verdict::Unchanged] {
+        counts.insert(
+            v.as_str(),
+            comparisons.iter().filter(|c| c.verdict == v).count(),
+        );
+    }
+    let mut warnings = environment_warnings(base, current);
+    if underpowered > 0 {
+        warnings.push(format!(
+            "{underpowered} cell(s) have too few runs for the test to ever reach alpha {} (3 vs 3 runs cannot go below p = 0.1); \
+             they can only be `unchanged`: use --runs 5 or more",
+            floors.alpha
+        ));
+    }
+    let only = |a: &BTreeMap<CellKey, Vec<&RunRecord>>, b: &BTreeMap<CellKey, Vec<&RunRecord>>| {
+        a.keys()
+            .filter(|k| !b.contains_key(*k))
+            .map(|k| k.to_string())
+            .collect()
+    };
+    Report {
+        base: base.path.display().to_string(),
+        current: current.path.display().to_string(),
+        threshold: floors.threshold,
+        tail_threshold: floors.tail_threshold,
+        alpha: floors.alpha,
+        counts,
+        comparisons,
+        only_in_base: only(&base_cells, &current_cells),
+        only_in_current: only(&current_cells, &base_cells),
+        warnings,
+    }
+}
+
+fn ok_runs<'a>(runs: &[&'a RunRecord]) -> Vec<&'a RunRecord> {
+    runs.iter()
+        .filter(|r| r.status == Status::Ok)
+        .copied()
+        .collect()
+}
+
+fn all_failed(key: &CellKey, base_ok: usize, current_runs: &[&RunRecord]) -> Comparison {
+    let mut errors: Vec<&str> = current_runs.iter().map(|r| r.error.as_str()).collect();
+    errors.dedup();
+    Comparison {
+        cell: key.clone(),
+        metric: "ok_runs",
+        base: base_ok as f64,
+        current: 0.0,
+        change: -1.0,
+        p_value: None,
+        runs: (base_ok, 0),
+        verdict: Verdict::Regressed,
+        note: format!("every current run failed: {}", errors.join("; ")),
+    }
+}
+
+fn environment_warnings(base: &ResultsFile, current: &ResultsFile) -> Vec<String> {
+    let mut out = Vec::new();
+    if base.cpu_model != current.cpu_model {
+        out.push(format!(
+            "different CPU models: base `{}`, current `{}`",
+            base.cpu_model, current.cpu_model
+        ));
+    }
+    if base.logical_cpus != current.logical_cpus {
+        out.push(format!(
+            "different core counts: base {} logical CPUs, current {}",
+            base.logical_cpus, current.logical_cpus
+        ));
+    }
+    if base.host != current.host {
+        out.push(format!(
+            "different hosts: base `{}`, current `{}`",
+            base.host, current.host
+        ));
+    }
+    out
+}
+
+/// Renders the markdown report.
+pub fn render_markdown(report: &Report) -> String {
+    const PERCENT: f64 = 100.0;
+    let mut out = String::from("# wsbench compare\n\n");
+    let total = report.comparisons.len();
+    let _ = writeln!(
+        out,
+        "**{} regressed, {} improved, {} unchanged** of {total} comparisons; base `{}`, current `{}`.\n",
+        report.counts["regressed"], report.counts["improved"], report.counts["unchanged"], report.base, report.current
+    );
+    for w in &report.warnings {
+        let _ = writeln!(out, "> warning: {w}\n");
+    }
+    let metric_of = |name: &str| METRICS.iter().find(|m| m.name == name).copied();
+    let rows = report
+        .comparisons
+        .iter()
+        .map(|c| {
+            let fmt = |v: f64| {
+                metric_of(c.metric)
+                    .map(|m| m.format(v))
+                    .unwrap_or_else(|| format!("{v:.0}"))
+            };
+            vec![
+                c.verdict.as_str().to_string(),
+                c.cell.to_string(),
+                c.metric.to_string(),
+                fmt(c.base),
+                fmt(c.current),
+                format!("{:+.1}%", c.change * PERCENT),
+                c.p_value
+                    .map(|p| format!("{p:.3}"))
+                    .unwrap_or_else(|| "-".to_string()),
+                format!("{}/{}", c.runs.0, c.runs.1),
+                c.note.clone(),
+            ]
+        })
+        .collect();
+    let table = Table {
+        header: [
+            "verdict", "cell", "metric", "base", "current", "change", "p", "runs", "note",
+        ]
+        .map(String::from)
+        .to_vec(),
+        right: vec![false, false, false, true, true, true, true, true, false],
+        rows,
+    };
+    out.push_str(&table.render_markdown());
+    for (title, cells) in [
+        ("Cells only in base", &report.only_in_base),
+        ("Cells only in current", &report.only_in_current),
+    ] {
+        if !cells.is_empty() {
+            let _ = writeln!(out, "\n{title} (not compared):\n");
+            for c in cells {
+                let _ = writeln!(out, "- {c}");
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nMethod: medians over runs; two-sided Mann-Whitney U test at alpha {}; a change counts only when significant and at least \
+         {:.1}% (throughput, p50, p90) or {:.1}% (p99, p99.9). max and p99.99 are not judged (too noisy).",
+        report.alpha,
+        report.threshold * PERCENT,
+        report.tail_threshold * PERCENT
+    );
+    out
+}
+
+/// `wsbench compare`.
+pub fn main(args: &CompareArgs) -> Result<ExitCode> {
+    let floors = Floors {
+        threshold: parse_percent(&args.threshold)
+            .context("bad --threshold")
+            .map_err(unusable)?,
+        tail_threshold: parse_percent(&args.tail_threshold)
+            .context("bad --tail-threshold")
+            .map_err(unusable)?,
+        alpha: args.alpha,
+    };
+    if !(floors.alpha > 0.0 && floors.alpha < 1.0) {
+        return Err(unusable(anyhow::anyhow!(
+            "--alpha {} must be between 0 and 1",
+            args.alpha
+        )));
+    }
+    let base = load(&args.base).map_err(unusable)?;
+    let current = load(&args.current).map_err(unusable)?;
+    if base.schema_version != current.schema_version {
+        return Err(unusable(anyhow::anyhow!(
+            "refusing to compare files of different schema versions: base `{}` has {}, current `{}` has {}",
+            base.path.display(),
+            base.schema_version,
+            current.path.display(),
+            current.schema_version
+        )));
+    }
+    for file in [&base, &current] {
+        if file.schema_version != SCHEMA_VERSION {
+            return Err(unusable(anyhow::anyhow!(
+                "`{}` has schema_version {}, this wsbench reads {SCHEMA_VERSION}; compare files written by the same schema",
+                file.path.display(),
+                file.schema_version
+            )));
+        }
+    }
+    let report = compare(&base, &current, &floors);
+    let markdown = render_markdown(&report);
+    if let Some(path) = &args.out {
+        write_atomically(path, markdown.as_bytes())?;
+    }
+    if let Some(path) = &args.json {
+        let mut bytes = serde_json::to_vec_pretty(&report).context("cannot encode the report")?;
+        bytes.push(b'\n');
+        write_atomically(path, &bytes)?;
+    }
+    print!("{markdown}");
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(if report.regressed() {
+        ExitCode::from(EXIT_FAILURE)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,410 @@
+//! Turns [`RunArgs`] into a validated, typed [`RunConfig`] and expands it
+//! into the [`Cell`]s of the matrix. Every error names the bad value and
+//! lists what is allowed; nothing here touches the disk.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, ensure, Context, Result};
+use wsbench_schedulers::knobs::Knobs;
+use wsbench_schedulers::SchedulerKind;
+use wsbench_workloads::api::{RuntimeSpec, SchedInfo, WorkloadInfo, WorkloadSpec};
+
+use crate::backend;
+use crate::cli::RunArgs;
+use crate::lists::{parse_duration, parse_pair, parse_u64_list};
+use crate::record::{join_pairs, CellKey};
+use crate::slo::Slo;
+
+/// More workers than this is taken for a typo.
+pub const MAX_WORKERS: u64 = 4096;
+/// Workloads that exist only for the harness's own tests: never part of
+/// `all` or `default`, runnable only by name.
+pub const TEST_ONLY_WORKLOADS: &[&str] = &["hang"];
+/// Watchdog: the limit is this many times (warm-up + duration) ...
+const WATCHDOG_FACTOR: u32 = 3;
+/// ... plus this slack for runtime start-up and shutdown.
+const WATCHDOG_SLACK: Duration = Duration::from_secs(10);
+
+/// The validated options of one `wsbench run`.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Schedulers, in the order given.
+    pub scheds: Vec<&'static SchedInfo>,
+    /// Worker counts, in the order given.
+    pub workers: Vec<usize>,
+    /// Workloads, in the order given.
+    pub workloads: Vec<&'static WorkloadInfo>,
+    /// `--rate` values (requests/s) for open-loop workloads.
+    pub rates: Option<Vec<u64>>,
+    /// `--param` pairs.
+    pub params: Vec<(String, String)>,
+    /// Knob settings to sweep (the cartesian product of every `--knob`);
+    /// one empty set when no knob is given.
+    pub knob_sets: Vec<Vec<(String, String)>>,
+    /// Measured time per run.
+    pub duration: Duration,
+    /// Discarded warm-up per run.
+    pub warmup: Duration,
+    /// Runs per cell.
+    pub runs: usize,
+    /// Seed of run 0; run i uses seed + i.
+    pub seed: u64,
+    /// Pin threads.
+    pub pin: bool,
+    /// Watchdog limit per run.
+    pub timeout: Duration,
+    /// CSV output.
+    pub csv: Option<PathBuf>,
+    /// JSON output.
+    pub json: Option<PathBuf>,
+    /// Markdown output.
+    pub markdown: Option<PathBuf>,
+    /// HDR log directory.
+    pub hdr_dir: Option<PathBuf>,
+    /// Reference scheduler of the ratio column.
+    pub baseline_sched: String,
+    /// SLO for capacity.
+    pub slo: Option<Slo>,
+    /// No progress or per-cell stderr output.
+    pub quiet: bool,
+}
+
+/// One cell of the matrix.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// Scheduler.
+    pub sched: &'static SchedInfo,
+    /// Workload.
+    pub workload: &'static WorkloadInfo,
+    /// What the workloads crate needs to build the runtime.
+    pub runtime: RuntimeSpec,
+    /// What the workloads crate needs to run the workload.
+    pub spec: WorkloadSpec,
+    /// Identity in results.
+    pub key: CellKey,
+}
+
+/// The cells to run and the notes about cells left out.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Cells in run order.
+    pub cells: Vec<Cell>,
+    /// One line per left-out cell.
+    pub skipped: Vec<String>,
+}
+
+fn names<T>(items: &[T], name: impl Fn(&T) -> &str) -> String {
+    items.iter().map(|i| name(i)).collect::<Vec<_>>().join(", ")
+}
+
+fn parse_scheds(text: &str) -> Result<Vec<&'static SchedInfo>> {
+    if text.trim() == "all" {
+        return Ok(backend::schedulers().iter().collect());
+    }
+    let mut out: Vec<&'static SchedInfo> = Vec::new();
+    for name in text.split(',').map(str::trim) {
+        let info = backend::scheduler(name).with_context(|| {
+            format!(
+                "unknown scheduler `{name}` in --sched; allowed: {}, or all",
+                names(backend::schedulers(), |s| s.name)
+            )
+        })?;
+        if !out.iter().any(|s| s.name == info.name) {
+            out.push(info);
+        }
+    }
+    Ok(out)
+}
+
+fn parse_workloads(text: &str) -> Result<Vec<&'static WorkloadInfo>> {
+    let runnable = || {
+        backend::workloads()
+            .iter()
+            .filter(|w| !TEST_ONLY_WORKLOADS.contains(&w.name))
+    };
+    match text.trim() {
+        "all" => return Ok(runnable().collect()),
+        "default" => return Ok(runnable().filter(|w| w.in_default_suite).collect()),
+        _ => {}
+    }
+    let mut out: Vec<&'static WorkloadInfo> = Vec::new();
+    for name in text.split(',').map(str::trim) {
+        let info = backend::workload(name).with_context(|| {
+            format!(
+                "unknown workload `{name}` in --workload; allowed: {}, or default, or all",
+                names(&runnable().collect::<Vec<_>>(), |w| w.name)
+            )
+        })?;
+        if !out.iter().any(|w| w.name == info.name) {
+            out.push(info);
+        }
+    }
+    Ok(out)
+}
+
+fn parse_workers(text: Option<&str>) -> Result<Vec<usize>> {
+    let Some(text) = text else {
+        let cpus = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        return Ok(vec![cpus]);
+    };
+    let list = parse_u64_list(text).with_context(|| format!("bad --workers `{text}`"))?;
+    for &w in &list {
+        ensure!(w >= 1, "--workers `{text}` contains 0; a runtime needs at least 1 worker (allowed: 1..={MAX_WORKERS})");
+        ensure!(
+            w <= MAX_WORKERS,
+            "--workers `{text}` contains {w}; allowed: 1..={MAX_WORKERS}"
+        );
+    }
+    Ok(list.into_iter().map(|w| w as usize).collect())
+}
+
+fn parse_rates(text: Option<&str>, workloads: &[&WorkloadInfo]) -> Result<Option<Vec<u64>>> {
+    let Some(text) = text else { return Ok(None) };
+    let rates =
+        parse_u64_list(text).with_context(|| format!("bad --rate `{text}` (requests/s)"))?;
+    ensure!(
+        !rates.contains(&0),
+        "--rate `{text}` contains 0; an offered rate must be at least 1 request/s"
+    );
+    if !workloads.iter().any(|w| w.open_loop) {
+        let open: Vec<_> = backend::workloads()
+            .iter()
+            .filter(|w| w.open_loop)
+            .map(|w| w.name)
+            .collect();
+        bail!(
+            "--rate applies to open-loop workloads ({}), and none is selected",
+            open.join(", ")
+        );
+    }
+    Ok(Some(rates))
+}
+
+fn parse_params(args: &[String], workloads: &[&WorkloadInfo]) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for text in args {
+        let (name, value) = parse_pair(text, "--param")?;
+        if !workloads
+            .iter()
+            .any(|w| w.params.iter().any(|p| p.name == name))
+        {
+            let known: Vec<String> = workloads
+                .iter()
+                .flat_map(|w| {
+                    w.params
+                        .iter()
+                        .map(move |p| format!("{}:{}", w.name, p.name))
+                })
+                .collect();
+            let known = if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            };
+            bail!("unknown parameter `{name}` for the selected workloads; allowed (workload:param): {known}");
+        }
+        ensure!(
+            !out.iter().any(|(n, _)| *n == name),
+            "--param `{name}` given twice"
+        );
+        out.push((name, value));
+    }
+    Ok(out)
+}
+
+/// Parses every `--knob name=v1,v2` and checks name, values and that each
+/// knob applies to every selected scheduler.
+fn parse_knobs(args: &[String], scheds: &[&SchedInfo]) -> Result<Vec<Vec<(String, String)>>> {
+    let mut sets: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    let mut seen = Vec::new();
+    for text in args {
+        let (name, values) = parse_pair(text, "--knob")?;
+        ensure!(
+            !seen.contains(&name),
+            "--knob `{name}` given twice; give its values as a list: {name}=v1,v2"
+        );
+        seen.push(name.clone());
+        let values: Vec<&str> = values.split(',').map(str::trim).collect();
+        for value in &values {
+            Knobs::default()
+                .set(&name, value)
+                .with_context(|| format!("bad --knob `{text}`"))?;
+        }
+        for sched in scheds {
+            check_knob_applies(&name, sched)?;
+        }
+        let mut next = Vec::with_capacity(sets.len() * values.len());
+        for set in &sets {
+            for value in &values {
+                let mut s = set.clone();
+                s.push((name.clone(), value.to_string()));
+                next.push(s);
+            }
+        }
+        sets = next;
+    }
+    Ok(sets)
+}
+
+fn check_knob_applies(name: &str, sched: &SchedInfo) -> Result<()> {
+    if sched.is_reference {
+        bail!(
+            "knob `{name}` cannot be set on reference scheduler `{}` (references take no knobs); \
+             choose ours with --sched, e.g. --sched steal-half",
+            sched.name
+        );
+    }
+    let kind: SchedulerKind = sched.name.parse()?;
+    Knobs::check_applies(name, kind)
+        .with_context(|| format!("drop `{}` from --sched or drop --knob {name}", sched.name))?;
+    Ok(())
+}
+
+impl RunConfig {
+    /// Validates `args`.
+    pub fn from_args(args: &RunArgs) -> Result<RunConfig> {
+        let scheds = parse_scheds(&args.sched)?;
+        let workloads = parse_workloads(&args.workload)?;
+        let workers = parse_workers(args.workers.as_deref())?;
+        let rates = parse_rates(args.rate.as_deref(), &workloads)?;
+        let params = parse_params(&args.params, &workloads)?;
+        let knob_sets = parse_knobs(&args.knobs, &scheds)?;
+        let duration = parse_duration(&args.duration).context("bad --duration")?;
+        ensure!(
+            !duration.is_zero(),
+            "--duration `{}` must be longer than zero",
+            args.duration
+        );
+        let warmup = parse_duration(&args.warmup).context("bad --warmup")?;
+        ensure!(
+            args.runs >= 1,
+            "--runs 0: at least 1 measured run per cell is needed"
+        );
+        let timeout = match &args.timeout {
+            Some(t) => parse_duration(t).context("bad --timeout")?,
+            None => (warmup + duration) * WATCHDOG_FACTOR + WATCHDOG_SLACK,
+        };
+        ensure!(!timeout.is_zero(), "--timeout must be longer than zero");
+        ensure!(
+            backend::scheduler(&args.baseline_sched).is_some(),
+            "unknown --baseline-sched `{}`; allowed: {}",
+            args.baseline_sched,
+            names(backend::schedulers(), |s| s.name)
+        );
+        let slo = args.slo.as_deref().map(str::parse::<Slo>).transpose()?;
+        if slo.is_some() {
+            ensure!(
+                workloads.iter().any(|w| w.open_loop),
+                "--slo needs an open-loop workload (it reports capacity at offered rates)"
+            );
+        }
+        Ok(RunConfig {
+            scheds,
+            workers,
+            workloads,
+            rates,
+            params,
+            knob_sets,
+            duration,
+            warmup,
+            runs: args.runs,
+            seed: args.seed,
+            pin: args.pin && !args.no_pin,
+            timeout,
+            csv: args.csv.clone(),
+            json: args.json.clone(),
+            markdown: args.markdown.clone(),
+            hdr_dir: args.hdr_dir.clone(),
+            baseline_sched: args.baseline_sched.clone(),
+            slo,
+            quiet: args.quiet,
+        })
+    }
+
+    /// Expands the matrix. Cells a scheduler cannot run (a single-worker
+    /// scheduler with more workers) are skipped with a note; it is an error
+    /// when nothing is left. Every cell is validated by the workloads crate
+    /// before anything runs.
+    pub fn plan(&self) -> Result<Plan> {
+        let mut cells = Vec::new();
+        let mut skipped = Vec::new();
+        for workload in &self.workloads {
+            let params: Vec<_> = self
+                .params
+                .iter()
+                .filter(|(n, _)| workload.params.iter().any(|p| p.name == *n))
+                .cloned()
+                .collect();
+            let rates: Vec<Option<u64>> = match (&self.rates, workload.open_loop) {
+                (Some(rates), true) => rates.iter().copied().map(Some).collect(),
+                _ => vec![None],
+            };
+            for rate in rates {
+                for &workers in &self.workers {
+                    for knobs in &self.knob_sets {
+                        for sched in &self.scheds {
+                            if sched.single_worker_only && workers > 1 {
+                                skipped.push(format!(
+                                    "skipped {} with {workers} workers: it runs exactly 1 worker",
+                                    sched.name
+                                ));
+                                continue;
+                            }
+                            cells.push(self.cell(sched, workload, workers, knobs, &params, rate));
+                        }
+                    }
+                }
+            }
+        }
+        skipped.dedup();
+        if cells.is_empty() {
+            bail!("nothing to run: {}", skipped.join("; "));
+        }
+        for cell in &cells {
+            backend::validate(&cell.runtime, &cell.spec)
+                .with_context(|| format!("cell {} is not runnable", cell.key))?;
+        }
+        Ok(Plan { cells, skipped })
+    }
+
+    fn cell(
+        &self,
+        sched: &'static SchedInfo,
+        workload: &'static WorkloadInfo,
+        workers: usize,
+        knobs: &[(String, String)],
+        params: &[(String, String)],
+        rate: Option<u64>,
+    ) -> Cell {
+        let runtime = RuntimeSpec {
+            sched: sched.name.to_string(),
+            workers,
+            knobs: knobs.to_vec(),
+            worker_cores: Vec::new(),
+            loadgen_cores: Vec::new(),
+        };
+        let spec = WorkloadSpec {
+            name: workload.name.to_string(),
+            params: params.to_vec(),
+            rate_per_s: rate.map(|r| r as f64),
+        };
+        let key = CellKey {
+            scheduler: sched.name.to_string(),
+            workers,
+            workload: workload.name.to_string(),
+            knobs: join_pairs(knobs),
+            params: join_pairs(params),
+            rate_per_s: rate,
+        };
+        Cell {
+            sched,
+            workload,
+            runtime,
+            spec,
+            key,
+        }
+    }
+}

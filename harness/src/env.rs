@@ -1,0 +1,245 @@
+//! The machine and build a result came from, captured once per invocation
+//! and written into every result file.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
+
+/// Written where a value could not be determined.
+pub const UNKNOWN: &str = "unknown";
+/// Where Linux lists NUMA nodes.
+const NUMA_SYSFS: &str = "/sys/devices/system/node";
+
+/// Everything recorded about the environment.
+#[derive(Debug, Clone, Serialize)]
+pub struct Environment {
+    /// UTC start of this invocation (RFC 3339).
+    pub timestamp: String,
+    /// Host name.
+    pub host: String,
+    /// CPU brand string.
+    pub cpu_model: String,
+    /// Logical CPUs.
+    pub logical_cpus: usize,
+    /// Physical cores, when known.
+    pub physical_cores: Option<usize>,
+    /// CPUs this process may run on.
+    pub allowed_cpus: usize,
+    /// NUMA nodes, where Linux exposes them.
+    pub numa_nodes: Option<usize>,
+    /// Total memory in bytes.
+    pub memory_bytes: u64,
+    /// OS name and version.
+    pub os: String,
+    /// Kernel version.
+    pub kernel: String,
+    /// CPU architecture.
+    pub arch: String,
+    /// `git rev-parse HEAD` of the source tree (`-dirty` when it has
+    /// uncommitted changes).
+    pub git_sha: String,
+    /// The compiler that built this binary.
+    pub rustc: String,
+    /// wsbench version.
+    pub wsbench_version: String,
+    /// The command line, shell-quoted loosely.
+    pub command_line: String,
+}
+
+impl Environment {
+    /// Captures the environment now.
+    pub fn capture() -> Environment {
+        let refresh = RefreshKind::nothing()
+            .with_cpu(CpuRefreshKind::nothing())
+            .with_memory(MemoryRefreshKind::nothing().with_ram());
+        let system = System::new_with_specifics(refresh).ok();
+        let cpu_model = system
+            .as_ref()
+            .and_then(|s| s.cpus().first().map(|c| c.brand().trim().to_string()))
+            .filter(|b| !b.is_empty())
+            .unwrap_or_else(|| UNKNOWN.to_string());
+        let logical_cpus = system
+            .as_ref()
+            .map(|s| s.cpus().len())
+            .filter(|n| *n > 0)
+            .unwrap_or(1);
+        let os = match (System::name(), System::os_version()) {
+            (Ok(name), Ok(version)) => format!("{name} {version}"),
+            (Ok(name), Err(_)) => name,
+            _ => UNKNOWN.to_string(),
+        };
+        Environment {
+            timestamp: rfc3339_utc(SystemTime::now()),
+            host: System::host_name().unwrap_or_else(|_| UNKNOWN.to_string()),
+            cpu_model,
+            logical_cpus,
+            physical_cores: System::physical_core_count().ok(),
+            allowed_cpus: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            numa_nodes: numa_nodes(Path::new(NUMA_SYSFS)),
+            memory_bytes: system.as_ref().map(|s| s.total_memory()).unwrap_or(0),
+            os,
+            kernel: System::kernel_version().unwrap_or_else(|_| UNKNOWN.to_string()),
+            arch: System::cpu_arch(),
+            git_sha: git_sha(),
+            rustc: env!("WSBENCH_RUSTC_VERSION").to_string(),
+            wsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            command_line: command_line(),
+        }
+    }
+
+    /// One line describing the machine, for captions and reports.
+    pub fn describe(&self) -> String {
+        const BYTES_PER_GIB: f64 = (1u64 << 30) as f64;
+        let physical = self
+            .physical_cores
+            .map(|p| format!(" / {p} physical"))
+            .unwrap_or_default();
+        let numa = self
+            .numa_nodes
+            .map(|n| format!(", {n} NUMA node(s)"))
+            .unwrap_or_default();
+        format!(
+            "{} ({} logical{physical}{numa}), {:.1} GiB, {} {}, {}, git {}",
+            self.cpu_model,
+            self.logical_cpus,
+            self.memory_bytes as f64 / BYTES_PER_GIB,
+            self.os,
+            self.kernel,
+            self.rustc,
+            short_sha(&self.git_sha)
+        )
+    }
+}
+
+/// The first 12 characters of a sha (keeps a `-dirty` suffix).
+pub fn short_sha(sha: &str) -> String {
+    const SHORT_SHA: usize = 12;
+    match sha.split_once('-') {
+        Some((hex, rest)) => format!("{}-{rest}", &hex[..hex.len().min(SHORT_SHA)]),
+        None => sha[..sha.len().min(SHORT_SHA)].to_string(),
+    }
+}
+
+/// Counts `nodeN` directories under the sysfs node directory.
+fn numa_nodes(dir: &Path) -> Option<usize> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    let count = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.strip_prefix("node")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .count();
+    (count > 0).then_some(count)
+}
+
+/// The source tree's commit; `unknown` outside a git checkout.
+fn git_sha() -> String {
+    let source_dir = env!("CARGO_MANIFEST_DIR");
+    let run = |args: &[&str]| {
+        Command::new("git")
+            .arg("-C")
+            .arg(source_dir)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let Some(sha) = run(&["rev-parse", "HEAD"]).filter(|s| !s.is_empty()) else {
+        return UNKNOWN.to_string();
+    };
+    match run(&["status", "--porcelain", "--untracked-files=no"]) {
+        Some(changes) if !changes.is_empty() => format!("{sha}-dirty"),
+        _ => sha,
+    }
+}
+
+fn command_line() -> String {
+    std::env::args()
+        .map(|a| {
+            if a.contains(char::is_whitespace) || a.is_empty() {
+                format!("'{a}'")
+            } else {
+                a
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Formats a time as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+pub fn rfc3339_utc(time: SystemTime) -> String {
+    const SECS_PER_DAY: u64 = 86_400;
+    const SECS_PER_HOUR: u64 = 3_600;
+    const SECS_PER_MIN: u64 = 60;
+    let secs = time
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / SECS_PER_DAY, secs % SECS_PER_DAY);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / SECS_PER_HOUR,
+        rem % SECS_PER_HOUR / SECS_PER_MIN,
+        rem % SECS_PER_MIN
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
+/// `civil_from_days` algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    const DAYS_PER_ERA: i64 = 146_097;
+    const EPOCH_SHIFT: i64 = 719_468;
+    let z = days + EPOCH_SHIFT;
+    let era = z.div_euclid(DAYS_PER_ERA);
+    let doe = z - era * DAYS_PER_ERA;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn formats_known_instants() {
+        assert_eq!(rfc3339_utc(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        let leap_day = UNIX_EPOCH + Duration::from_secs(951_782_400 + 3_661);
+        assert_eq!(rfc3339_utc(leap_day), "2000-02-29T01:01:01Z");
+        let later = UNIX_EPOCH + Duration::from_secs(1_767_225_599);
+        assert_eq!(rfc3339_utc(later), "2025-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn counts_numa_node_directories_only() {
+        let dir = std::env::temp_dir().join(format!("wsbench-numa-test-{}", std::process::id()));
+        for name in ["node0", "node1", "nodeX", "possible"] {
+            std::fs::create_dir_all(dir.join(name)).unwrap();
+        }
+        assert_eq!(numa_nodes(&dir), Some(2));
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(numa_nodes(&dir), None);
+    }
+
+    #[test]
+    fn short_sha_keeps_dirty_marker() {
+        assert_eq!(short_sha("0123456789abcdef0123"), "0123456789ab");
+        assert_eq!(short_sha("0123456789abcdef-dirty"), "0123456789ab-dirty");
+        assert_eq!(short_sha(UNKNOWN), UNKNOWN);
+    }
+}

@@ -1,0 +1,264 @@
+//! CSV: one row per run, stable versioned columns. The first 21 columns are
+//! exactly DESIGN.md's, then every counter (blank where the runtime cannot
+//! report it), then the harness's extra columns.
+//!
+//! The file is opened for appending before anything runs; a new or empty
+//! file gets the header, an existing one must already have exactly this
+//! header and end with a complete line. Each cell's rows go out in one
+//! write, so an interrupt keeps every finished cell.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, ensure, Context, Result};
+
+use super::{parent_dir, Exporter, Results};
+use crate::env::Environment;
+use crate::record::{counter_names, LatencyMetric, RunRecord, SCHEMA_VERSION};
+use crate::runner::CellOutcome;
+
+/// DESIGN.md's columns, in order.
+pub const CORE_COLUMNS: [&str; 21] = [
+    "schema_version",
+    "timestamp",
+    "git_sha",
+    "host",
+    "cpu_model",
+    "logical_cpus",
+    "scheduler",
+    "workers",
+    "workload",
+    "knobs",
+    "run",
+    "duration_s",
+    "ops",
+    "throughput_per_s",
+    "offered_per_s",
+    "p50_us",
+    "p90_us",
+    "p99_us",
+    "p999_us",
+    "max_us",
+    "mean_us",
+];
+
+/// Columns after the counters.
+pub const EXTRA_COLUMNS: [&str; 16] = [
+    "status",
+    "error",
+    "p9999_us",
+    "failed",
+    "sent",
+    "params",
+    "rate_per_s",
+    "uncorrected_p99_us",
+    "queue_wait_p99_us",
+    "service_p99_us",
+    "schedule_slipped",
+    "oversubscribed",
+    "pinned",
+    "resolved_params",
+    "extras",
+    "notes",
+];
+
+/// The full header.
+pub fn header() -> Vec<String> {
+    CORE_COLUMNS
+        .iter()
+        .copied()
+        .chain(counter_names())
+        .chain(EXTRA_COLUMNS)
+        .map(str::to_string)
+        .collect()
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+fn num(v: f64) -> String {
+    format!("{v:.3}")
+}
+
+/// `name=value;...` with values at full precision.
+pub fn format_extras(extras: &[(String, f64)]) -> String {
+    extras
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// Parses [`format_extras`]' form back.
+pub fn parse_extras(text: &str) -> Option<Vec<(String, f64)>> {
+    if text.trim().is_empty() {
+        return Some(Vec::new());
+    }
+    text.split(';')
+        .map(|kv| {
+            kv.split_once('=')
+                .and_then(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
+        })
+        .collect()
+}
+
+/// The fields of one row, in [`header`] order.
+pub fn row(env: &Environment, r: &RunRecord) -> Vec<String> {
+    let lat = |m: LatencyMetric| opt(r.latency.map(|l| num(l.get(m))));
+    let mut out = vec![
+        SCHEMA_VERSION.to_string(),
+        env.timestamp.clone(),
+        env.git_sha.clone(),
+        env.host.clone(),
+        env.cpu_model.clone(),
+        env.logical_cpus.to_string(),
+        r.key.scheduler.clone(),
+        r.key.workers.to_string(),
+        r.key.workload.clone(),
+        r.key.knobs.clone(),
+        r.run.to_string(),
+        format!("{:.6}", r.duration_s),
+        r.ops.to_string(),
+        num(r.throughput_per_s),
+        opt(r.offered_per_s.map(num)),
+        lat(LatencyMetric::P50),
+        lat(LatencyMetric::P90),
+        lat(LatencyMetric::P99),
+        lat(LatencyMetric::P999),
+        lat(LatencyMetric::Max),
+        lat(LatencyMetric::Mean),
+    ];
+    out.extend(r.counters.iter().map(|c| opt(*c)));
+    out.extend([
+        r.status.as_str().to_string(),
+        r.error.clone(),
+        lat(LatencyMetric::P9999),
+        r.failed.to_string(),
+        r.sent.to_string(),
+        r.key.params.clone(),
+        opt(r.key.rate_per_s),
+        opt(r.uncorrected_p99_us.map(num)),
+        opt(r.queue_wait_p99_us.map(num)),
+        opt(r.service_p99_us.map(num)),
+        r.schedule_slipped.to_string(),
+        r.oversubscribed.to_string(),
+        r.pinned.to_string(),
+        r.resolved_params.clone(),
+        format_extras(&r.extras),
+        r.notes.clone(),
+    ]);
+    out
+}
+
+/// Encodes rows (no header) as CSV bytes.
+pub fn encode<I: IntoIterator<Item = Vec<String>>>(rows: I) -> Result<Vec<u8>> {
+    let mut w = ::csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    for row in rows {
+        w.write_record(&row).context("cannot encode a CSV row")?;
+    }
+    w.into_inner().context("cannot finish CSV encoding")
+}
+
+/// Appends rows to a CSV file.
+pub struct CsvExporter {
+    path: PathBuf,
+    file: File,
+}
+
+impl CsvExporter {
+    /// Opens `path` for appending, writing the header when it is new or
+    /// empty and refusing a file with another header.
+    pub fn open(path: &Path) -> Result<CsvExporter> {
+        let dir = parent_dir(path);
+        ensure!(
+            dir.is_dir(),
+            "cannot write CSV `{}`: directory `{}` does not exist",
+            path.display(),
+            dir.display()
+        );
+        let existing_len = fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        if existing_len > 0 {
+            check_existing(path)?;
+        }
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open CSV `{}` for appending", path.display()))?;
+        if existing_len == 0 {
+            let bytes = encode([header()])?;
+            file.write_all(&bytes)
+                .with_context(|| format!("cannot write the header of `{}`", path.display()))?;
+        }
+        Ok(CsvExporter {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+}
+
+/// Refuses to append to a file whose header differs or whose last line is
+/// incomplete.
+fn check_existing(path: &Path) -> Result<()> {
+    let mut f = File::open(path)
+        .with_context(|| format!("cannot read existing CSV `{}`", path.display()))?;
+    let mut reader = ::csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(&mut f);
+    let mut first = ::csv::StringRecord::new();
+    reader.read_record(&mut first).with_context(|| {
+        format!(
+            "cannot read the header of existing CSV `{}`",
+            path.display()
+        )
+    })?;
+    let found: Vec<&str> = first.iter().collect();
+    let expected = header();
+    if found != expected {
+        let why = match found.iter().zip(&expected).position(|(a, b)| a != b) {
+            Some(i) => format!(
+                "column {} is `{}`, expected `{}`",
+                i + 1,
+                found[i],
+                expected[i]
+            ),
+            None => format!(
+                "it has {} columns, expected {}",
+                found.len(),
+                expected.len()
+            ),
+        };
+        bail!(
+            "refusing to append to `{}`: its header differs from this wsbench's (schema_version {SCHEMA_VERSION}): {why}; \
+             write to a new file or move the old one away",
+            path.display()
+        );
+    }
+    let mut last = [0u8; 1];
+    f.seek(SeekFrom::End(-1))
+        .and_then(|_| f.read_exact(&mut last))
+        .with_context(|| format!("cannot read `{}`", path.display()))?;
+    ensure!(
+        last[0] == b'\n',
+        "refusing to append to `{}`: its last line is incomplete (an interrupted write?); repair or move it away",
+        path.display()
+    );
+    Ok(())
+}
+
+impl Exporter for CsvExporter {
+    fn cell(&mut self, results: &Results, latest: &CellOutcome) -> Result<()> {
+        let bytes = encode(latest.records.iter().map(|r| row(&results.env, r)))?;
+        self.file
+            .write_all(&bytes)
+            .with_context(|| format!("cannot append to `{}`", self.path.display()))?;
+        self.file
+            .flush()
+            .with_context(|| format!("cannot flush `{}`", self.path.display()))
+    }
+}

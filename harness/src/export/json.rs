@@ -1,0 +1,81 @@
+//! JSON: the same rows as the CSV, grouped by cell with their summaries,
+//! plus the environment, the settings, notes and capacity at the SLO.
+//! Rewritten whole (temporary file + rename) after every cell.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use super::{check_writable, write_atomically, Exporter, Results, Settings};
+use crate::env::Environment;
+use crate::record::{RunRecord, SCHEMA_VERSION};
+use crate::runner::CellOutcome;
+use crate::summary::{capacities, ratio_to, Capacity, CellSummary};
+
+#[derive(Serialize)]
+struct JsonCell<'a> {
+    #[serde(flatten)]
+    summary: &'a CellSummary,
+    ratio_to_baseline: Option<f64>,
+    runs: Vec<&'a RunRecord>,
+}
+
+#[derive(Serialize)]
+struct JsonDoc<'a> {
+    schema_version: u32,
+    environment: &'a Environment,
+    settings: &'a Settings,
+    notes: Vec<String>,
+    cells: Vec<JsonCell<'a>>,
+    capacity: Vec<Capacity>,
+}
+
+/// Renders the whole document.
+pub fn render(results: &Results) -> Result<Vec<u8>> {
+    let cells = results
+        .cells
+        .iter()
+        .map(|c| JsonCell {
+            summary: c,
+            ratio_to_baseline: ratio_to(&results.cells, c, &results.settings.baseline_sched),
+            runs: results.records.iter().filter(|r| r.key == c.key).collect(),
+        })
+        .collect();
+    let doc = JsonDoc {
+        schema_version: SCHEMA_VERSION,
+        environment: &results.env,
+        settings: &results.settings,
+        notes: results.notes(),
+        cells,
+        capacity: results
+            .settings
+            .slo
+            .map(|slo| capacities(&results.cells, &slo))
+            .unwrap_or_default(),
+    };
+    let mut bytes = serde_json::to_vec_pretty(&doc).context("cannot encode JSON")?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// Writes the JSON document.
+pub struct JsonExporter {
+    path: PathBuf,
+}
+
+impl JsonExporter {
+    /// Checks that `path` is writable.
+    pub fn open(path: &Path) -> Result<JsonExporter> {
+        check_writable(path, "JSON")?;
+        Ok(JsonExporter {
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+impl Exporter for JsonExporter {
+    fn cell(&mut self, results: &Results, _latest: &CellOutcome) -> Result<()> {
+        write_atomically(&self.path, &render(results)?)
+    }
+}

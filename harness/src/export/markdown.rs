@@ -1,0 +1,109 @@
+//! Markdown: the environment, the settings, the results table with the
+//! bootstrap interval of each cell's median throughput, capacity and notes.
+//! Rewritten whole (temporary file + rename) after every cell.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use super::{check_writable, write_atomically, Exporter, Results};
+use crate::runner::CellOutcome;
+use crate::stats::CONFIDENCE;
+use crate::table::{capacity_table, cells_table, format_count, legend, Table};
+
+const PERCENT: f64 = 100.0;
+
+/// Renders the whole document.
+pub fn render(results: &Results) -> String {
+    let s = &results.settings;
+    let mut out = String::from("# wsbench results\n\n");
+    let _ = writeln!(out, "- machine: {}", results.env.describe());
+    let _ = writeln!(
+        out,
+        "- host: {}, started {}",
+        results.env.host, results.env.timestamp
+    );
+    let _ = writeln!(out, "- command: `{}`", results.env.command_line);
+    let _ = writeln!(
+        out,
+        "- {} run(s) per cell, {:.3}s measured after {:.3}s warm-up, seed {}, pinning {}\n",
+        s.runs,
+        s.duration_s,
+        s.warmup_s,
+        s.seed,
+        if s.pin { "on" } else { "off" }
+    );
+    out.push_str(&cells_table(results).render_markdown());
+    out.push('\n');
+    for line in legend(results) {
+        let _ = writeln!(out, "{line}.  ");
+    }
+    out.push('\n');
+    out.push_str(&intervals_table(results).render_markdown());
+    if let Some(t) = capacity_table(results) {
+        out.push('\n');
+        out.push_str(&t.render_markdown());
+    }
+    let notes = results.notes();
+    if !notes.is_empty() {
+        out.push_str("\n## Notes\n\n");
+        for n in notes {
+            let _ = writeln!(out, "- {n}");
+        }
+    }
+    out
+}
+
+/// Median throughput with its bootstrap interval, per cell.
+fn intervals_table(results: &Results) -> Table {
+    let ci = format!("{:.0}% CI of median", CONFIDENCE * PERCENT);
+    let rows = results
+        .cells
+        .iter()
+        .map(|c| {
+            let t = c.throughput_per_s;
+            vec![
+                c.key.to_string(),
+                t.map(|s| format_count(s.median)).unwrap_or_default(),
+                t.map(|s| format!("{} .. {}", format_count(s.ci_lo), format_count(s.ci_hi)))
+                    .unwrap_or_default(),
+                t.map(|s| format!("{} .. {}", format_count(s.min), format_count(s.max)))
+                    .unwrap_or_default(),
+                c.ok_runs.to_string(),
+            ]
+        })
+        .collect();
+    Table {
+        header: vec![
+            "cell".into(),
+            "throughput/s".into(),
+            ci,
+            "min .. max".into(),
+            "ok runs".into(),
+        ],
+        right: vec![false, true, true, true, true],
+        rows,
+    }
+}
+
+/// Writes the markdown document.
+pub struct MarkdownExporter {
+    path: PathBuf,
+}
+
+impl MarkdownExporter {
+    /// Checks that `path` is writable.
+    pub fn open(path: &Path) -> Result<MarkdownExporter> {
+        check_writable(path, "markdown")?;
+        Ok(MarkdownExporter {
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+impl Exporter for MarkdownExporter {
+    fn cell(&mut self, results: &Results, _latest: &CellOutcome) -> Result<()> {
+        write_atomically(&self.path, render(results).as_bytes())
+    }
+}

@@ -1,0 +1,230 @@
+//! Result writers. Each implements [`Exporter`] and is fed every finished
+//! cell, so what was measured is on disk before the next cell starts:
+//! CSV appends the cell's rows; JSON and markdown rewrite their whole
+//! document through a temporary file and a rename (never half-written);
+//! HDR writes one interval log per cell the same way.
+
+pub mod csv;
+pub mod hdr;
+pub mod json;
+pub mod markdown;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{ensure, Context, Result};
+use serde::Serialize;
+
+use crate::config::RunConfig;
+use crate::env::Environment;
+use crate::record::RunRecord;
+use crate::runner::CellOutcome;
+use crate::slo::Slo;
+use crate::summary::CellSummary;
+
+/// A result writer.
+pub trait Exporter {
+    /// Called after each cell with everything measured so far and the
+    /// cell that just finished (with its full histograms).
+    fn cell(&mut self, results: &Results, latest: &CellOutcome) -> Result<()>;
+}
+
+/// The settings a result was produced with, as recorded in JSON and
+/// markdown.
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    /// Measured seconds per run.
+    pub duration_s: f64,
+    /// Discarded warm-up seconds per run.
+    pub warmup_s: f64,
+    /// Runs per cell.
+    pub runs: usize,
+    /// Seed of run 0 (run i uses seed + i).
+    pub seed: u64,
+    /// Threads pinned.
+    pub pin: bool,
+    /// Watchdog limit per run in seconds.
+    pub timeout_s: f64,
+    /// Reference of the ratio column.
+    pub baseline_sched: String,
+    /// SLO for capacity.
+    pub slo: Option<Slo>,
+}
+
+impl Settings {
+    /// From a validated configuration.
+    pub fn of(config: &RunConfig) -> Settings {
+        Settings {
+            duration_s: config.duration.as_secs_f64(),
+            warmup_s: config.warmup.as_secs_f64(),
+            runs: config.runs,
+            seed: config.seed,
+            pin: config.pin,
+            timeout_s: config.timeout.as_secs_f64(),
+            baseline_sched: config.baseline_sched.clone(),
+            slo: config.slo,
+        }
+    }
+}
+
+/// Everything measured so far in this invocation.
+#[derive(Debug, Clone)]
+pub struct Results {
+    /// The machine.
+    pub env: Environment,
+    /// The settings.
+    pub settings: Settings,
+    /// One summary per finished cell, in run order.
+    pub cells: Vec<CellSummary>,
+    /// Every row.
+    pub records: Vec<RunRecord>,
+    /// Notes (skipped cells, pinning), without repeats.
+    notes: Vec<String>,
+    /// Worker counts that exceeded the allowed cores.
+    pub oversubscribed_workers: BTreeSet<usize>,
+    /// Cores this process may use.
+    pub allowed_cores: usize,
+}
+
+impl Results {
+    /// Empty results.
+    pub fn new(env: Environment, settings: Settings) -> Results {
+        let allowed_cores = env.allowed_cpus;
+        Results {
+            env,
+            settings,
+            cells: Vec::new(),
+            records: Vec::new(),
+            notes: Vec::new(),
+            oversubscribed_workers: BTreeSet::new(),
+            allowed_cores,
+        }
+    }
+
+    /// Adds a note unless it is already there.
+    pub fn add_note(&mut self, note: String) {
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+    }
+
+    /// Every note, with one line about oversubscription when it happened.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = self.notes.clone();
+        if !self.oversubscribed_workers.is_empty() {
+            let list: Vec<String> = self
+                .oversubscribed_workers
+                .iter()
+                .map(|w| w.to_string())
+                .collect();
+            notes.push(format!(
+                "oversubscribed: {} workers on {} allowed cores; workers share cores, so those cells measure the policy under time-slicing",
+                list.join(", "),
+                self.allowed_cores
+            ));
+        }
+        let failed: usize = self.cells.iter().filter(|c| c.failed_runs > 0).count();
+        if failed > 0 {
+            notes.push(format!(
+                "{failed} cell(s) had failed runs; see the error column"
+            ));
+        }
+        notes
+    }
+}
+
+/// Opens every exporter the configuration asks for, checking each
+/// destination before anything runs.
+pub fn open_all(config: &RunConfig) -> Result<Vec<Box<dyn Exporter>>> {
+    let mut out: Vec<Box<dyn Exporter>> = Vec::new();
+    if let Some(path) = &config.csv {
+        out.push(Box::new(csv::CsvExporter::open(path)?));
+    }
+    if let Some(path) = &config.json {
+        out.push(Box::new(json::JsonExporter::open(path)?));
+    }
+    if let Some(path) = &config.markdown {
+        out.push(Box::new(markdown::MarkdownExporter::open(path)?));
+    }
+    if let Some(dir) = &config.hdr_dir {
+        out.push(Box::new(hdr::HdrExporter::open(dir)?));
+    }
+    Ok(out)
+}
+
+/// The directory a file will be written into (`.` for a bare name).
+pub fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Checks that `path` can be written later by [`write_atomically`]: its
+/// directory exists and accepts a new file.
+pub fn check_writable(path: &Path, what: &str) -> Result<()> {
+    let dir = parent_dir(path);
+    ensure!(
+        dir.is_dir(),
+        "cannot write {what} `{}`: directory `{}` does not exist",
+        path.display(),
+        dir.display()
+    );
+    ensure!(
+        !path.is_dir(),
+        "cannot write {what} `{}`: it is a directory",
+        path.display()
+    );
+    let probe = temp_path(path);
+    fs::write(&probe, b"").with_context(|| {
+        format!(
+            "cannot write {what} `{}` (directory `{}` is not writable)",
+            path.display(),
+            dir.display()
+        )
+    })?;
+    fs::remove_file(&probe)
+        .with_context(|| format!("cannot remove probe file `{}`", probe.display()))?;
+    Ok(())
+}
+
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    parent_dir(path).join(format!(".{name}.tmp-{}", std::process::id()))
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory
+/// and a rename, so `path` is either the old or the new complete file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = temp_path(path);
+    let write = || -> std::io::Result<()> {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    };
+    write()
+        .map_err(|e| {
+            let _ = fs::remove_file(&tmp);
+            e
+        })
+        .with_context(|| format!("cannot write `{}`", path.display()))
+}
+
+/// Replaces every character outside `[A-Za-z0-9._-]` by `-`, for file names.
+pub fn file_safe(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,268 @@
+//! Reads a results CSV back (for `compare` and `plot`), checking it on the
+//! way: every error names the file, the line and the column.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use anyhow::{bail, ensure, Context, Result};
+
+use crate::export::csv::{parse_extras, CORE_COLUMNS};
+use crate::record::{counter_names, CellKey, Latencies, LatencyMetric, RunRecord, Status};
+
+/// A results file read back.
+#[derive(Debug, Clone)]
+pub struct ResultsFile {
+    /// Where it came from.
+    pub path: PathBuf,
+    /// Its `schema_version` (the same on every row).
+    pub schema_version: u32,
+    /// Host of the first row.
+    pub host: String,
+    /// CPU model of the first row.
+    pub cpu_model: String,
+    /// Logical CPUs of the first row.
+    pub logical_cpus: usize,
+    /// Git sha of the first row.
+    pub git_sha: String,
+    /// Every row.
+    pub records: Vec<RunRecord>,
+}
+
+/// Column positions by name.
+struct Columns {
+    index: HashMap<String, usize>,
+}
+
+/// One row with its file position, for error messages.
+struct Row<'a> {
+    path: &'a Path,
+    line: u64,
+    record: &'a csv::StringRecord,
+    columns: &'a Columns,
+}
+
+impl Row<'_> {
+    fn text(&self, column: &str) -> Option<&str> {
+        self.columns
+            .index
+            .get(column)
+            .and_then(|&i| self.record.get(i))
+            .map(str::trim)
+    }
+
+    fn required<T: FromStr>(&self, column: &str) -> Result<T> {
+        self.optional(column)?.with_context(|| {
+            format!(
+                "`{}` line {}, column `{column}`: empty, a value is required",
+                self.path.display(),
+                self.line
+            )
+        })
+    }
+
+    fn optional<T: FromStr>(&self, column: &str) -> Result<Option<T>> {
+        match self.text(column) {
+            None | Some("") => Ok(None),
+            Some(v) => v.parse().map(Some).ok().with_context(|| {
+                format!(
+                    "`{}` line {}, column `{column}`: `{v}` is not a valid {}",
+                    self.path.display(),
+                    self.line,
+                    kind_of::<T>()
+                )
+            }),
+        }
+    }
+
+    fn string(&self, column: &str) -> String {
+        self.text(column).unwrap_or_default().to_string()
+    }
+}
+
+fn kind_of<T>() -> &'static str {
+    let name = std::any::type_name::<T>();
+    if name.contains("f64") {
+        "number"
+    } else if name.contains("bool") {
+        "true/false"
+    } else {
+        "whole number"
+    }
+}
+
+fn latencies(row: &Row<'_>) -> Result<Option<Latencies>> {
+    let mut out = Latencies {
+        p50_us: 0.0,
+        p90_us: 0.0,
+        p99_us: 0.0,
+        p999_us: 0.0,
+        p9999_us: f64::NAN,
+        max_us: 0.0,
+        mean_us: 0.0,
+    };
+    let mut present = 0;
+    for metric in LatencyMetric::ALL {
+        if let Some(v) = row.optional::<f64>(metric.column())? {
+            out.set(metric, v);
+            present += 1;
+        }
+    }
+    Ok((present > 0).then_some(out))
+}
+
+fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
+    let status = match row.text("status").unwrap_or("ok") {
+        "ok" | "" => Status::Ok,
+        "failed" => Status::Failed,
+        other => bail!(
+            "`{}` line {}, column `status`: `{other}` is not ok or failed",
+            row.path.display(),
+            row.line
+        ),
+    };
+    let key = CellKey {
+        scheduler: row.string("scheduler"),
+        workers: row.required("workers")?,
+        workload: row.string("workload"),
+        knobs: row.string("knobs"),
+        params: row.string("params"),
+        rate_per_s: row.optional("rate_per_s")?,
+    };
+    ensure!(
+        !key.scheduler.is_empty(),
+        "`{}` line {}, column `scheduler`: empty",
+        row.path.display(),
+        row.line
+    );
+    ensure!(
+        !key.workload.is_empty(),
+        "`{}` line {}, column `workload`: empty",
+        row.path.display(),
+        row.line
+    );
+    let mut r = RunRecord::failed(key, row.required("run")?, row.string("error"));
+    r.status = status;
+    if status == Status::Ok {
+        r.duration_s = row.required("duration_s")?;
+        r.ops = row.required("ops")?;
+        r.throughput_per_s = row.required("throughput_per_s")?;
+    }
+    r.offered_per_s = row.optional("offered_per_s")?;
+    r.latency = latencies(row)?;
+    r.failed = row.optional("failed")?.unwrap_or(0);
+    r.sent = row.optional("sent")?.unwrap_or(0);
+    r.uncorrected_p99_us = row.optional("uncorrected_p99_us")?;
+    r.queue_wait_p99_us = row.optional("queue_wait_p99_us")?;
+    r.service_p99_us = row.optional("service_p99_us")?;
+    r.counters = counter_names()
+        .iter()
+        .map(|n| row.optional(n))
+        .collect::<Result<_>>()?;
+    r.schedule_slipped = row.optional("schedule_slipped")?.unwrap_or(false);
+    r.oversubscribed = row.optional("oversubscribed")?.unwrap_or(false);
+    r.pinned = row.optional("pinned")?.unwrap_or(false);
+    r.resolved_params = row.string("resolved_params");
+    let extras = row.string("extras");
+    r.extras = parse_extras(&extras).with_context(|| {
+        format!(
+            "`{}` line {}, column `extras`: `{extras}` is not name=number;...",
+            row.path.display(),
+            row.line
+        )
+    })?;
+    r.notes = row.string("notes");
+    Ok((row.required("schema_version")?, r))
+}
+
+fn read_header(path: &Path, reader: &mut csv::Reader<std::fs::File>) -> Result<Columns> {
+    let header = reader
+        .headers()
+        .with_context(|| format!("`{}` line 1: cannot read the header", path.display()))?
+        .clone();
+    ensure!(
+        !(header.len() == 0 || header.len() == 1 && header[0].trim().is_empty()),
+        "`{}` is empty; expected a wsbench results CSV starting with `{}`",
+        path.display(),
+        CORE_COLUMNS.join(",")
+    );
+    let index: HashMap<String, usize> = header
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.trim().to_string(), i))
+        .collect();
+    for column in CORE_COLUMNS {
+        ensure!(
+            index.contains_key(column),
+            "`{}` line 1: missing column `{column}` (is it a wsbench results CSV? it needs {})",
+            path.display(),
+            CORE_COLUMNS.join(",")
+        );
+    }
+    Ok(Columns { index })
+}
+
+/// Reads and checks a results CSV.
+pub fn load(path: &Path) -> Result<ResultsFile> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open `{}`", path.display()))?;
+    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(file);
+    let columns = read_header(path, &mut reader)?;
+    let width = columns.index.len();
+    let mut records = Vec::new();
+    let mut first_seen: HashMap<(CellKey, usize), u64> = HashMap::new();
+    let mut schema: Option<u32> = None;
+    let mut first_env = None;
+    for result in reader.records() {
+        let record = result.with_context(|| format!("`{}`: unreadable CSV", path.display()))?;
+        let line = record.position().map(|p| p.line()).unwrap_or(0);
+        ensure!(
+            record.len() == width,
+            "`{}` line {line}: {} fields, the header has {width} (truncated or foreign row?)",
+            path.display(),
+            record.len()
+        );
+        let row = Row {
+            path,
+            line,
+            record: &record,
+            columns: &columns,
+        };
+        let (version, r) = parse_row(&row)?;
+        match schema {
+            None => schema = Some(version),
+            Some(v) => ensure!(v == version, "`{}` line {line}, column `schema_version`: {version} differs from {v} on earlier rows", path.display()),
+        }
+        if first_env.is_none() {
+            first_env = Some((
+                row.string("host"),
+                row.string("cpu_model"),
+                row.required::<usize>("logical_cpus")?,
+                row.string("git_sha"),
+            ));
+        }
+        if let Some(earlier) = first_seen.insert((r.key.clone(), r.run), line) {
+            bail!(
+                "`{}` line {line}: duplicate cell {} run {} (first at line {earlier})",
+                path.display(),
+                r.key,
+                r.run
+            );
+        }
+        records.push(r);
+    }
+    let (Some(schema_version), Some((host, cpu_model, logical_cpus, git_sha))) =
+        (schema, first_env)
+    else {
+        bail!("`{}` has a header but no rows", path.display());
+    };
+    Ok(ResultsFile {
+        path: path.to_path_buf(),
+        schema_version,
+        host,
+        cpu_model,
+        logical_cpus,
+        git_sha,
+        records,
+    })
+}

@@ -1,0 +1,330 @@
+//! Drawing one line chart with plotters, to SVG and PNG. Each series is
+//! exactly one polyline of stroke width [`LINE_WIDTH_PX`] (plus circle
+//! markers and, when the runs spread, a translucent min..max band); axes
+//! and ticks are thinner and legend entries are rectangles, so a reader of
+//! the SVG can count series by their polylines.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use anyhow::{anyhow, Context, Result};
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::{register_font, FontStyle};
+
+use crate::export::{parent_dir, write_atomically};
+
+/// Font family registered for every text element.
+const FONT: &str = "sans-serif";
+const TITLE_PX: u32 = 22;
+const LABEL_PX: u32 = 15;
+const CAPTION_PX: u32 = 13;
+/// Height reserved under the chart for the machine caption.
+const CAPTION_BAND_PX: u32 = 26;
+const MARGIN_PX: u32 = 12;
+const X_LABEL_AREA_PX: u32 = 45;
+const Y_LABEL_AREA_PX: u32 = 80;
+/// Stroke width of series lines (axes and grid use 1).
+pub const LINE_WIDTH_PX: u32 = 2;
+const MARKER_RADIUS_PX: u32 = 3;
+/// Opacity of the min..max band.
+const BAND_ALPHA: f64 = 0.15;
+/// Axis padding on log axes (multiplicative) and linear ones (fraction).
+const LOG_PAD: f64 = 1.25;
+const LINEAR_PAD: f64 = 0.08;
+/// Upper bound of tick labels on an axis.
+const MAX_TICKS: usize = 12;
+
+/// One point with its spread.
+#[derive(Debug, Clone, Copy)]
+pub struct Point {
+    /// x value.
+    pub x: f64,
+    /// Median.
+    pub y: f64,
+    /// Lowest run.
+    pub lo: f64,
+    /// Highest run.
+    pub hi: f64,
+}
+
+/// Series colours (Tableau 10), picked by a stable slot per scheduler so a
+/// scheduler keeps its colour across charts.
+const PALETTE: [(u8, u8, u8); 10] = [
+    (0x1f, 0x77, 0xb4),
+    (0xff, 0x7f, 0x0e),
+    (0x2c, 0xa0, 0x2c),
+    (0xd6, 0x27, 0x28),
+    (0x94, 0x67, 0xbd),
+    (0x8c, 0x56, 0x4b),
+    (0xe3, 0x77, 0xc2),
+    (0x7f, 0x7f, 0x7f),
+    (0xbc, 0xbd, 0x22),
+    (0x17, 0xbe, 0xcf),
+];
+
+/// One line.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Legend text (the scheduler).
+    pub name: String,
+    /// Colour slot (any number; taken modulo the palette).
+    pub color_slot: usize,
+    /// Points sorted by x.
+    pub points: Vec<Point>,
+}
+
+/// How an axis maps values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scale {
+    /// Linear from zero.
+    Linear,
+    /// Logarithmic with this base.
+    Log(f64),
+}
+
+/// How axis tick labels are written.
+#[derive(Debug, Clone, Copy)]
+pub enum Ticks {
+    /// Plain numbers.
+    Number,
+    /// x = 1/(1-p) written as the percentile p.
+    Percentile,
+}
+
+/// A chart to draw.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// Title.
+    pub title: String,
+    /// x-axis label with unit.
+    pub x_label: String,
+    /// y-axis label with unit.
+    pub y_label: String,
+    /// x scale.
+    pub x_scale: Scale,
+    /// y scale.
+    pub y_scale: Scale,
+    /// x tick style.
+    pub x_ticks: Ticks,
+    /// The lines.
+    pub series: Vec<Series>,
+    /// Draw a marker at every point (off for dense curves).
+    pub markers: bool,
+    /// Machine description under the chart.
+    pub caption: String,
+}
+
+/// Registers the embedded DejaVu Sans once; plotters then needs no system
+/// fonts.
+pub fn register_embedded_font() -> Result<()> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED
+        .get_or_init(|| register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok());
+    ok.then_some(())
+        .ok_or_else(|| anyhow!("cannot register the embedded DejaVu Sans font"))
+}
+
+fn bounds(values: impl Iterator<Item = f64>, scale: Scale) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite() && (scale == Scale::Linear || *v > 0.0)) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    match scale {
+        Scale::Linear => (
+            0.0_f64.min(lo),
+            if hi > 0.0 {
+                hi * (1.0 + LINEAR_PAD)
+            } else {
+                1.0
+            },
+        ),
+        Scale::Log(_) => (
+            lo / LOG_PAD,
+            if hi > lo {
+                hi * LOG_PAD
+            } else {
+                lo * LOG_PAD * LOG_PAD
+            },
+        ),
+    }
+}
+
+fn percentile_label(x: f64) -> String {
+    const PERCENT: f64 = 100.0;
+    if x <= 1.0 {
+        return "0%".to_string();
+    }
+    let p = (1.0 - 1.0 / x) * PERCENT;
+    let text = format!("{p:.4}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text}%")
+}
+
+fn number_label(v: f64) -> String {
+    crate::table::format_count(v)
+}
+
+/// Draws `chart` into `root`.
+fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
+    let (width, height) = root.dim_in_pixel();
+    let (plot_area, caption_area) = root.split_vertically(height.saturating_sub(CAPTION_BAND_PX));
+    caption_area
+        .draw_text(
+            &chart.caption,
+            &(FONT, CAPTION_PX).into_font().color(&BLACK.mix(0.7)),
+            (MARGIN_PX as i32, 4),
+        )
+        .map_err(|e| anyhow!("{e}"))?;
+    let _ = width;
+    let all = || chart.series.iter().flat_map(|s| s.points.iter());
+    let (x0, x1) = bounds(all().map(|p| p.x), chart.x_scale);
+    let (y0, y1) = bounds(all().flat_map(|p| [p.y, p.lo, p.hi]), chart.y_scale);
+    match (chart.x_scale, chart.y_scale) {
+        (Scale::Log(bx), Scale::Log(by)) => plot(
+            &plot_area,
+            chart,
+            (x0..x1).log_scale().base(bx),
+            (y0..y1).log_scale().base(by),
+        ),
+        (Scale::Log(bx), Scale::Linear) => {
+            plot(&plot_area, chart, (x0..x1).log_scale().base(bx), y0..y1)
+        }
+        (Scale::Linear, Scale::Log(by)) => {
+            plot(&plot_area, chart, x0..x1, (y0..y1).log_scale().base(by))
+        }
+        (Scale::Linear, Scale::Linear) => plot(&plot_area, chart, x0..x1, y0..y1),
+    }
+}
+
+fn plot<DB, X, Y>(area: &DrawingArea<DB, Shift>, chart: &Chart, x: X, y: Y) -> Result<()>
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let mut ctx = ChartBuilder::on(area)
+        .caption(&chart.title, (FONT, TITLE_PX))
+        .margin(MARGIN_PX)
+        .x_label_area_size(X_LABEL_AREA_PX)
+        .y_label_area_size(Y_LABEL_AREA_PX)
+        .build_cartesian_2d(x, y)
+        .map_err(|e| anyhow!("{e}"))?;
+    let x_ticks = chart.x_ticks;
+    let x_fmt = move |v: &f64| match x_ticks {
+        Ticks::Number => number_label(*v),
+        Ticks::Percentile => percentile_label(*v),
+    };
+    ctx.configure_mesh()
+        .x_desc(&chart.x_label)
+        .y_desc(&chart.y_label)
+        .x_labels(MAX_TICKS)
+        .y_labels(MAX_TICKS)
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&|v: &f64| number_label(*v))
+        .label_style((FONT, LABEL_PX))
+        .axis_desc_style((FONT, LABEL_PX))
+        .light_line_style(WHITE)
+        .draw()
+        .map_err(|e| anyhow!("{e}"))?;
+    for s in &chart.series {
+        let (r, g, b) = PALETTE[s.color_slot % PALETTE.len()];
+        let color = RGBColor(r, g, b).to_rgba();
+        let spread = s.points.iter().any(|p| p.hi > p.lo);
+        if spread && s.points.len() > 1 {
+            let band: Vec<(f64, f64)> = s
+                .points
+                .iter()
+                .map(|p| (p.x, p.hi))
+                .chain(s.points.iter().rev().map(|p| (p.x, p.lo)))
+                .collect();
+            ctx.draw_series(std::iter::once(Polygon::new(
+                band,
+                color.mix(BAND_ALPHA).filled(),
+            )))
+            .map_err(|e| anyhow!("{e}"))?;
+        }
+        ctx.draw_series(LineSeries::new(
+            s.points.iter().map(|p| (p.x, p.y)),
+            color.stroke_width(LINE_WIDTH_PX),
+        ))
+        .map_err(|e| anyhow!("{e}"))?
+        .label(&s.name)
+        .legend(move |(x, y)| Rectangle::new([(x, y - 4), (x + 16, y + 4)], color.filled()));
+        if chart.markers || s.points.len() == 1 {
+            ctx.draw_series(
+                s.points
+                    .iter()
+                    .map(|p| Circle::new((p.x, p.y), MARKER_RADIUS_PX, color.filled())),
+            )
+            .map_err(|e| anyhow!("{e}"))?;
+        }
+    }
+    ctx.configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT, LABEL_PX))
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(|e| anyhow!("{e}"))?;
+    area.present().map_err(|e| anyhow!("{e}"))?;
+    Ok(())
+}
+
+/// Writes `<dir>/<stem>.svg` and `<dir>/<stem>.png`, each atomically.
+pub fn write(dir: &Path, stem: &str, chart: &Chart, size: (u32, u32)) -> Result<Vec<PathBuf>> {
+    let svg_path = dir.join(format!("{stem}.svg"));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        draw(&root, chart).with_context(|| format!("cannot draw `{}`", svg_path.display()))?;
+    }
+    write_atomically(&svg_path, svg.as_bytes())?;
+    let png_path = dir.join(format!("{stem}.png"));
+    // The encoder picks the format from the extension, so the temporary
+    // name keeps `.png`.
+    let tmp = parent_dir(&png_path).join(format!(".{stem}.tmp-{}.png", std::process::id()));
+    let drawn = (|| {
+        let root = BitMapBackend::new(&tmp, size).into_drawing_area();
+        draw(&root, chart)
+    })();
+    let result = drawn.and_then(|_| std::fs::rename(&tmp, &png_path).map_err(anyhow::Error::from));
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e.context(format!("cannot write `{}`", png_path.display())));
+    }
+    Ok(vec![svg_path, png_path])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_ticks() {
+        assert_eq!(percentile_label(1.0), "0%");
+        assert_eq!(percentile_label(10.0), "90%");
+        assert_eq!(percentile_label(1000.0), "99.9%");
+        assert_eq!(percentile_label(2.0), "50%");
+    }
+
+    #[test]
+    fn bounds_pad_and_respect_log_axes() {
+        assert_eq!(bounds([1.0, 4.0].into_iter(), Scale::Linear).0, 0.0);
+        let (lo, hi) = bounds([0.0, 2.0, 8.0].into_iter(), Scale::Log(2.0));
+        assert!(lo > 0.0 && lo < 2.0 && hi > 8.0, "{lo} {hi}");
+        assert_eq!(bounds(std::iter::empty(), Scale::Linear), (0.0, 1.0));
+    }
+}

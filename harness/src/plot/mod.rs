@@ -1,0 +1,400 @@
+//! `wsbench plot RESULTS.csv --out DIR`: per workload, throughput and p99
+//! against workers (log2 x); p99 against offered load where the file holds
+//! a rate sweep; percentile spectra from `--hdr-dir` logs. One line per
+//! scheduler, min..max over runs as a band, the machine in a caption.
+
+pub mod chart;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+
+use crate::cli::PlotArgs;
+use crate::env::short_sha;
+use crate::export::{file_safe, hdr};
+use crate::load::{load, ResultsFile};
+use crate::record::LatencyMetric;
+use crate::stats::Summary;
+use crate::summary::{summarise, CellSummary};
+use chart::{Chart, Point, Scale, Series, Ticks};
+
+/// Base of the workers axis.
+const WORKERS_LOG_BASE: f64 = 2.0;
+/// Base of latency and spectrum axes.
+const DECADE: f64 = 10.0;
+/// Quantile steps per halving of the distance to 100% in a spectrum.
+const SPECTRUM_TICKS_PER_HALF: u32 = 5;
+/// The spectrum stops before this quantile (x = 1/(1-q) must stay finite).
+const SPECTRUM_MAX_QUANTILE: f64 = 0.999_999;
+
+fn point(x: f64, s: &Summary) -> Point {
+    Point {
+        x,
+        y: s.median,
+        lo: s.min,
+        hi: s.max,
+    }
+}
+
+/// Series per scheduler (in first-seen order) from `(scheduler, point)`.
+fn series_of(points: Vec<(String, Point)>) -> Vec<Series> {
+    let mut order: Vec<String> = Vec::new();
+    let mut by_name: BTreeMap<String, Vec<Point>> = BTreeMap::new();
+    for (name, p) in points {
+        if !by_name.contains_key(&name) {
+            order.push(name.clone());
+        }
+        by_name.entry(name).or_default().push(p);
+    }
+    order
+        .into_iter()
+        .map(|name| {
+            let mut points = by_name.remove(&name).unwrap_or_default();
+            points.sort_by(|a, b| a.x.total_cmp(&b.x));
+            Series {
+                color_slot: color_slot(&name),
+                name,
+                points,
+            }
+        })
+        .collect()
+}
+
+/// A scheduler's colour slot: its position in the scheduler list, so each
+/// keeps its colour in every chart.
+fn color_slot(name: &str) -> usize {
+    let all = crate::backend::schedulers();
+    all.iter()
+        .position(|s| s.name == name)
+        .unwrap_or(all.len() + name.len())
+}
+
+fn describe_variant(knobs: &str, params: &str, extra: &str) -> String {
+    let parts: Vec<&str> = [knobs, params, extra]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", parts.join(", "))
+    }
+}
+
+fn stem(parts: &[&str]) -> String {
+    file_safe(
+        &parts
+            .iter()
+            .filter(|p| !p.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join("-"),
+    )
+}
+
+type ScalingKey = (String, String, String, Option<u64>);
+
+/// Throughput and p99 vs workers, for groups with at least two worker counts.
+fn scaling_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> {
+    let mut groups: BTreeMap<ScalingKey, Vec<&CellSummary>> = BTreeMap::new();
+    for c in cells {
+        let k = &c.key;
+        groups
+            .entry((
+                k.workload.clone(),
+                k.knobs.clone(),
+                k.params.clone(),
+                k.rate_per_s,
+            ))
+            .or_default()
+            .push(c);
+    }
+    let mut out = Vec::new();
+    for ((workload, knobs, params, rate), group) in groups {
+        let mut workers: Vec<usize> = group.iter().map(|c| c.key.workers).collect();
+        workers.sort_unstable();
+        workers.dedup();
+        if workers.len() < 2 {
+            continue;
+        }
+        let rate_text = rate.map(|r| format!("{r}/s offered")).unwrap_or_default();
+        let variant = describe_variant(&knobs, &params, &rate_text);
+        let rate_stem = rate.map(|r| format!("r{r}")).unwrap_or_default();
+        let base = stem(&[&workload, &knobs, &params, &rate_stem]);
+        let throughput = series_of(
+            group
+                .iter()
+                .filter_map(|c| {
+                    Some((
+                        c.key.scheduler.clone(),
+                        point(c.key.workers as f64, c.throughput_per_s.as_ref()?),
+                    ))
+                })
+                .collect(),
+        );
+        let p99 = series_of(
+            group
+                .iter()
+                .filter_map(|c| {
+                    Some((
+                        c.key.scheduler.clone(),
+                        point(c.key.workers as f64, c.latency(LatencyMetric::P99)?),
+                    ))
+                })
+                .collect(),
+        );
+        let chart = |title: String, y_label: &str, y_scale: Scale, series: Vec<Series>| Chart {
+            title,
+            x_label: "worker threads (log2)".to_string(),
+            y_label: y_label.to_string(),
+            x_scale: Scale::Log(WORKERS_LOG_BASE),
+            y_scale,
+            x_ticks: Ticks::Number,
+            series,
+            markers: true,
+            caption: caption.to_string(),
+        };
+        out.push((
+            format!("{base}-throughput"),
+            chart(
+                format!("{workload}: throughput vs workers{variant}"),
+                "throughput (operations/s)",
+                Scale::Linear,
+                throughput,
+            ),
+        ));
+        if p99.iter().any(|s| !s.points.is_empty()) {
+            out.push((
+                format!("{base}-p99"),
+                chart(
+                    format!("{workload}: p99 latency vs workers{variant}"),
+                    "p99 latency (µs, log)",
+                    Scale::Log(DECADE),
+                    p99,
+                ),
+            ));
+        }
+    }
+    out
+}
+
+type LoadKey = (String, usize, String, String);
+
+/// p99 vs offered load, for groups with at least two offered rates.
+fn load_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> {
+    let mut groups: BTreeMap<LoadKey, Vec<&CellSummary>> = BTreeMap::new();
+    for c in cells.iter().filter(|c| c.load_per_s().is_some()) {
+        let k = &c.key;
+        groups
+            .entry((
+                k.workload.clone(),
+                k.workers,
+                k.knobs.clone(),
+                k.params.clone(),
+            ))
+            .or_default()
+            .push(c);
+    }
+    let mut out = Vec::new();
+    for ((workload, workers, knobs, params), group) in groups {
+        let mut loads: Vec<u64> = group
+            .iter()
+            .filter_map(|c| c.load_per_s())
+            .map(|l| l.round() as u64)
+            .collect();
+        loads.sort_unstable();
+        loads.dedup();
+        if loads.len() < 2 {
+            continue;
+        }
+        let series = series_of(
+            group
+                .iter()
+                .filter_map(|c| {
+                    Some((
+                        c.key.scheduler.clone(),
+                        point(c.load_per_s()?, c.latency(LatencyMetric::P99)?),
+                    ))
+                })
+                .collect(),
+        );
+        let variant = describe_variant(&knobs, &params, "");
+        out.push((
+            stem(&[
+                &workload,
+                &format!("w{workers}"),
+                &knobs,
+                &params,
+                "latency-vs-load",
+            ]),
+            Chart {
+                title: format!(
+                    "{workload}: p99 latency vs offered load, {workers} workers{variant}"
+                ),
+                x_label: "offered load (requests/s)".to_string(),
+                y_label: "p99 latency (µs, log)".to_string(),
+                x_scale: Scale::Linear,
+                y_scale: Scale::Log(DECADE),
+                x_ticks: Ticks::Number,
+                series,
+                markers: true,
+                caption: caption.to_string(),
+            },
+        ));
+    }
+    out
+}
+
+/// Percentile spectra from the logs in `dir`, one chart per cell without
+/// the scheduler.
+fn spectrum_charts(dir: &Path, caption: &str) -> Result<Vec<(String, Chart)>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read --hdr-dir `{}`", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == hdr::EXTENSION))
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        bail!(
+            "--hdr-dir `{}` holds no .{} files (write them with `wsbench run --hdr-dir`)",
+            dir.display(),
+            hdr::EXTENSION
+        );
+    }
+    let mut groups: BTreeMap<Vec<String>, Vec<Series>> = BTreeMap::new();
+    for path in paths {
+        let log = hdr::read(&path)?;
+        let field = |k: &str| log.meta.get(k).cloned().unwrap_or_default();
+        let merged = log
+            .merged_runs()
+            .with_context(|| format!("`{}`", path.display()))?;
+        let points = merged
+            .iter_quantiles(SPECTRUM_TICKS_PER_HALF)
+            .map(|v| {
+                (
+                    v.quantile_iterated_to(),
+                    v.value_iterated_to() as f64 * crate::record::US_PER_NS,
+                )
+            })
+            .filter(|(q, _)| *q < SPECTRUM_MAX_QUANTILE)
+            .map(|(q, us)| Point {
+                x: 1.0 / (1.0 - q),
+                y: us,
+                lo: us,
+                hi: us,
+            })
+            .collect();
+        let name = log
+            .meta
+            .get("scheduler")
+            .cloned()
+            .unwrap_or_else(|| path.display().to_string());
+        let key = ["workload", "workers", "knobs", "params", "rate_per_s"]
+            .map(field)
+            .to_vec();
+        groups.entry(key).or_default().push(Series {
+            color_slot: color_slot(&name),
+            name,
+            points,
+        });
+    }
+    Ok(groups
+        .into_iter()
+        .map(|(key, series)| {
+            let [workload, workers, knobs, params, rate] =
+                <[String; 5]>::try_from(key).expect("five key fields");
+            let rate_text = if rate.is_empty() {
+                String::new()
+            } else {
+                format!("{rate}/s offered")
+            };
+            let variant = describe_variant(&knobs, &params, &rate_text);
+            let rate_stem = if rate.is_empty() {
+                String::new()
+            } else {
+                format!("r{rate}")
+            };
+            (
+                stem(&[
+                    &workload,
+                    &format!("w{workers}"),
+                    &knobs,
+                    &params,
+                    &rate_stem,
+                    "spectrum",
+                ]),
+                Chart {
+                    title: format!("{workload}: latency by percentile, {workers} workers{variant}"),
+                    x_label: "percentile (log scale of 1/(1-p))".to_string(),
+                    y_label: "latency (µs, log)".to_string(),
+                    x_scale: Scale::Log(DECADE),
+                    y_scale: Scale::Log(DECADE),
+                    x_ticks: Ticks::Percentile,
+                    series,
+                    markers: false,
+                    caption: caption.to_string(),
+                },
+            )
+        })
+        .collect())
+}
+
+fn caption(file: &ResultsFile) -> String {
+    format!(
+        "{} · {} logical CPUs · host {} · git {} · {}",
+        file.cpu_model,
+        file.logical_cpus,
+        file.host,
+        short_sha(&file.git_sha),
+        file.path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    )
+}
+
+/// Draws every chart the file supports; returns the files written.
+pub fn plot(args: &PlotArgs) -> Result<Vec<PathBuf>> {
+    chart::register_embedded_font()?;
+    let file = load(&args.results)?;
+    let cells = summarise(&file.records);
+    let caption = caption(&file);
+    let mut charts = scaling_charts(&cells, &caption);
+    let scaling = charts.len();
+    charts.extend(load_charts(&cells, &caption));
+    if let Some(dir) = &args.hdr_dir {
+        charts.extend(spectrum_charts(dir, &caption)?);
+    }
+    if charts.is_empty() {
+        bail!(
+            "nothing to plot in `{}`: scaling charts need at least two worker counts per workload (run with e.g. --workers 1,2,4), \
+             load charts need at least two offered rates (--rate 1k,2k,4k), spectra need --hdr-dir with logs from `wsbench run --hdr-dir`",
+            args.results.display()
+        );
+    }
+    if scaling == 0 {
+        eprintln!("note: no sweep over workers in `{}`, so no scaling charts (run with e.g. --workers 1,2,4)", args.results.display());
+    }
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create --out `{}`", args.out.display()))?;
+    let mut written = Vec::new();
+    for (name, chart) in charts {
+        written.extend(chart::write(
+            &args.out,
+            &name,
+            &chart,
+            (args.width, args.height),
+        )?);
+    }
+    Ok(written)
+}
+
+/// `wsbench plot`.
+pub fn main(args: &PlotArgs) -> Result<ExitCode> {
+    for path in plot(args)? {
+        println!("{}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,392 @@
+//! The measured data model: one [`RunRecord`] per run, grouped into cells by
+//! [`CellKey`]. Runner, exporters, compare and plot all speak this.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// Version of the CSV/JSON column set; bumped whenever a column changes
+/// meaning, is renamed or is removed. `compare` refuses to mix versions.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Microseconds per nanosecond, for histogram values recorded in ns.
+pub const US_PER_NS: f64 = 1e-3;
+
+/// What identifies a cell of the matrix. Two rows with equal keys measure
+/// the same thing.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct CellKey {
+    /// `--sched` name.
+    pub scheduler: String,
+    /// Worker threads.
+    pub workers: usize,
+    /// Workload name.
+    pub workload: String,
+    /// Knob settings `name=value;name=value`, sorted by name; empty = defaults.
+    pub knobs: String,
+    /// Workload parameters `name=value;...`, sorted by name; empty = defaults.
+    pub params: String,
+    /// Requested offered rate (`--rate`); `None` = the workload's default.
+    pub rate_per_s: Option<u64>,
+}
+
+impl CellKey {
+    /// The key without the scheduler: cells that differ only in scheduler
+    /// share it (used for ratios and chart grouping).
+    pub fn without_scheduler(&self) -> (usize, &str, &str, &str, Option<u64>) {
+        (
+            self.workers,
+            &self.workload,
+            &self.knobs,
+            &self.params,
+            self.rate_per_s,
+        )
+    }
+}
+
+impl fmt::Display for CellKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} x{} {}", self.scheduler, self.workers, self.workload)?;
+        if !self.knobs.is_empty() {
+            write!(f, " [{}]", self.knobs)?;
+        }
+        if !self.params.is_empty() {
+            write!(f, " ({})", self.params)?;
+        }
+        if let Some(rate) = self.rate_per_s {
+            write!(f, " @{rate}/s")?;
+        }
+        Ok(())
+    }
+}
+
+/// Joins `name=value` pairs sorted by name with `;` (the CSV form).
+pub fn join_pairs(pairs: &[(String, String)]) -> String {
+    let mut sorted: Vec<_> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    sorted.sort();
+    sorted.join(";")
+}
+
+/// Whether a run produced a measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// The run finished and returned its output.
+    Ok,
+    /// The run returned an error, panicked or hung (see `error`).
+    Failed,
+}
+
+impl Status {
+    /// CSV form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// A latency statistic of one run, with its CSV column name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum LatencyMetric {
+    /// Median.
+    P50,
+    /// 90th percentile.
+    P90,
+    /// 99th percentile.
+    P99,
+    /// 99.9th percentile.
+    P999,
+    /// 99.99th percentile.
+    P9999,
+    /// Largest recorded value.
+    Max,
+    /// Arithmetic mean.
+    Mean,
+}
+
+impl LatencyMetric {
+    /// Every metric, in column order.
+    pub const ALL: [LatencyMetric; 7] = [
+        LatencyMetric::P50,
+        LatencyMetric::P90,
+        LatencyMetric::P99,
+        LatencyMetric::P999,
+        LatencyMetric::P9999,
+        LatencyMetric::Max,
+        LatencyMetric::Mean,
+    ];
+
+    /// CSV column name.
+    pub fn column(self) -> &'static str {
+        match self {
+            LatencyMetric::P50 => "p50_us",
+            LatencyMetric::P90 => "p90_us",
+            LatencyMetric::P99 => "p99_us",
+            LatencyMetric::P999 => "p999_us",
+            LatencyMetric::P9999 => "p9999_us",
+            LatencyMetric::Max => "max_us",
+            LatencyMetric::Mean => "mean_us",
+        }
+    }
+
+    /// Short label for tables and SLOs (`p99`, `p99.9`, `max`).
+    pub fn label(self) -> &'static str {
+        match self {
+            LatencyMetric::P50 => "p50",
+            LatencyMetric::P90 => "p90",
+            LatencyMetric::P99 => "p99",
+            LatencyMetric::P999 => "p99.9",
+            LatencyMetric::P9999 => "p99.99",
+            LatencyMetric::Max => "max",
+            LatencyMetric::Mean => "mean",
+        }
+    }
+
+    /// The quantile, for percentile metrics.
+    pub fn quantile(self) -> Option<f64> {
+        match self {
+            LatencyMetric::P50 => Some(0.5),
+            LatencyMetric::P90 => Some(0.9),
+            LatencyMetric::P99 => Some(0.99),
+            LatencyMetric::P999 => Some(0.999),
+            LatencyMetric::P9999 => Some(0.9999),
+            LatencyMetric::Max | LatencyMetric::Mean => None,
+        }
+    }
+
+    /// Parses a label (`p99`, `p999`, `p99.9`, `max`, ...).
+    pub fn from_label(text: &str) -> Option<LatencyMetric> {
+        let t = text.trim().to_ascii_lowercase();
+        let t = t.strip_suffix("_us").unwrap_or(&t).to_string();
+        LatencyMetric::ALL
+            .into_iter()
+            .find(|m| m.label() == t || m.column().trim_end_matches("_us") == t)
+    }
+}
+
+/// The latency statistics of one run's merged histogram, in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Latencies {
+    /// Median.
+    pub p50_us: f64,
+    /// 90th percentile.
+    pub p90_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
+    /// 99.99th percentile.
+    pub p9999_us: f64,
+    /// Largest value.
+    pub max_us: f64,
+    /// Mean.
+    pub mean_us: f64,
+}
+
+impl Latencies {
+    /// The value of one metric.
+    pub fn get(&self, metric: LatencyMetric) -> f64 {
+        match metric {
+            LatencyMetric::P50 => self.p50_us,
+            LatencyMetric::P90 => self.p90_us,
+            LatencyMetric::P99 => self.p99_us,
+            LatencyMetric::P999 => self.p999_us,
+            LatencyMetric::P9999 => self.p9999_us,
+            LatencyMetric::Max => self.max_us,
+            LatencyMetric::Mean => self.mean_us,
+        }
+    }
+
+    /// Sets one metric.
+    pub fn set(&mut self, metric: LatencyMetric, value: f64) {
+        match metric {
+            LatencyMetric::P50 => self.p50_us = value,
+            LatencyMetric::P90 => self.p90_us = value,
+            LatencyMetric::P99 => self.p99_us = value,
+            LatencyMetric::P999 => self.p999_us = value,
+            LatencyMetric::P9999 => self.p9999_us = value,
+            LatencyMetric::Max => self.max_us = value,
+            LatencyMetric::Mean => self.mean_us = value,
+        }
+    }
+
+    /// Reads the statistics from a histogram of nanoseconds; `None` when it
+    /// holds no values.
+    pub fn from_histogram_ns(h: &hdrhistogram::Histogram<u64>) -> Option<Latencies> {
+        if h.is_empty() {
+            return None;
+        }
+        let mut out = Latencies {
+            p50_us: 0.0,
+            p90_us: 0.0,
+            p99_us: 0.0,
+            p999_us: 0.0,
+            p9999_us: 0.0,
+            max_us: 0.0,
+            mean_us: 0.0,
+        };
+        for metric in LatencyMetric::ALL {
+            let ns = match metric.quantile() {
+                Some(q) => h.value_at_quantile(q) as f64,
+                None if metric == LatencyMetric::Max => h.max() as f64,
+                None => h.mean(),
+            };
+            out.set(metric, ns * US_PER_NS);
+        }
+        Some(out)
+    }
+}
+
+/// One measured (or failed) run: one CSV row.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRecord {
+    /// The cell.
+    #[serde(flatten)]
+    pub key: CellKey,
+    /// Run index within the cell, from 0.
+    pub run: usize,
+    /// Ok or failed.
+    pub status: Status,
+    /// Why it failed; empty when ok.
+    pub error: String,
+    /// Measured wall time in seconds.
+    pub duration_s: f64,
+    /// Completed operations.
+    pub ops: u64,
+    /// Failed requests inside an ok run.
+    pub failed: u64,
+    /// Requests sent (open loop).
+    pub sent: u64,
+    /// ops / duration_s.
+    pub throughput_per_s: f64,
+    /// Offered rate of an open-loop workload.
+    pub offered_per_s: Option<f64>,
+    /// Coordinated-omission-corrected latency statistics.
+    pub latency: Option<Latencies>,
+    /// p99 of the uncorrected histogram (from actual send), for diagnosis.
+    pub uncorrected_p99_us: Option<f64>,
+    /// p99 of arrival -> first poll.
+    pub queue_wait_p99_us: Option<f64>,
+    /// p99 of first poll -> completion.
+    pub service_p99_us: Option<f64>,
+    /// Counter values in [`counter_names`] order; `None` = not reported.
+    /// Serialised as a map from counter name to value or null.
+    #[serde(serialize_with = "serialize_counters")]
+    pub counters: Vec<Option<u64>>,
+    /// The load generator fell behind its schedule.
+    pub schedule_slipped: bool,
+    /// Workers exceeded the allowed cores.
+    pub oversubscribed: bool,
+    /// Threads were pinned.
+    pub pinned: bool,
+    /// Every workload parameter as actually used (defaults resolved),
+    /// `name=value;...`.
+    pub resolved_params: String,
+    /// Workload-specific results (`ns_per_task`, ...), unit in the name.
+    #[serde(serialize_with = "serialize_extras")]
+    pub extras: Vec<(String, f64)>,
+    /// Free-form notes from the workload and the harness, `; `-separated.
+    pub notes: String,
+}
+
+impl RunRecord {
+    /// A failed row for `key`.
+    pub fn failed(key: CellKey, run: usize, error: String) -> RunRecord {
+        RunRecord {
+            key,
+            run,
+            status: Status::Failed,
+            error,
+            duration_s: 0.0,
+            ops: 0,
+            failed: 0,
+            sent: 0,
+            throughput_per_s: 0.0,
+            offered_per_s: None,
+            latency: None,
+            uncorrected_p99_us: None,
+            queue_wait_p99_us: None,
+            service_p99_us: None,
+            counters: vec![None; counter_names().len()],
+            schedule_slipped: false,
+            oversubscribed: false,
+            pinned: false,
+            resolved_params: String::new(),
+            extras: Vec::new(),
+            notes: String::new(),
+        }
+    }
+
+    /// The value of a counter by CSV name.
+    pub fn counter(&self, name: &str) -> Option<u64> {
+        let index = counter_names().iter().position(|n| *n == name)?;
+        self.counters.get(index).copied().flatten()
+    }
+}
+
+fn serialize_counters<S: serde::Serializer>(
+    values: &[Option<u64>],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_map(counter_names().into_iter().zip(values.iter()))
+}
+
+fn serialize_extras<S: serde::Serializer>(
+    extras: &[(String, f64)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_map(extras.iter().map(|(k, v)| (k, v)))
+}
+
+/// Every counter column: the per-worker counters summed over workers, then
+/// the driver counters.
+pub fn counter_names() -> Vec<&'static str> {
+    use wsbench_schedulers::metrics::{COUNTER_NAMES, DRIVER_COUNTER_NAMES};
+    COUNTER_NAMES
+        .iter()
+        .chain(DRIVER_COUNTER_NAMES)
+        .copied()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metric_labels_round_trip() {
+        for m in LatencyMetric::ALL {
+            assert_eq!(LatencyMetric::from_label(m.label()), Some(m));
+            assert_eq!(LatencyMetric::from_label(m.column()), Some(m));
+        }
+        assert_eq!(LatencyMetric::from_label("p999"), Some(LatencyMetric::P999));
+        assert_eq!(LatencyMetric::from_label("p42"), None);
+    }
+
+    #[test]
+    fn latencies_come_from_the_histogram() {
+        let mut h = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+        for v in 1..=1000u64 {
+            h.record(v * 1000).unwrap();
+        }
+        let l = Latencies::from_histogram_ns(&h).unwrap();
+        assert!((l.p50_us - 500.0).abs() <= 1.0, "{l:?}");
+        assert!((l.p99_us - 990.0).abs() <= 1.0, "{l:?}");
+        assert!((l.max_us - 1000.0).abs() <= 1.0, "{l:?}");
+        assert!(
+            Latencies::from_histogram_ns(&hdrhistogram::Histogram::<u64>::new(3).unwrap())
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn pairs_are_sorted_for_a_stable_key() {
+        let pairs = vec![
+            ("steal".to_string(), "one".to_string()),
+            ("lifo".to_string(), "off".to_string()),
+        ];
+        assert_eq!(join_pairs(&pairs), "lifo=off;steal=one");
+    }
+}

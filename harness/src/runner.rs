@@ -1,0 +1,280 @@
+//! Runs the matrix: for each cell, N runs, each in a fresh runtime on its
+//! own thread under a watchdog, then hands the cell to the exporters so it
+//! is on disk before the next cell starts.
+//!
+//! A run that returns an error or panics becomes a failed row and the cell
+//! continues. A run still going at the watchdog limit becomes a failed row,
+//! its thread is abandoned (it cannot be killed safely), and the matrix
+//! moves to the next cell: a cell that hung once would hang again.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread;
+use std::time::Duration;
+
+use anyhow::Result;
+use hdrhistogram::Histogram;
+use wsbench_workloads::api::{RunOptions, RunOutput, RuntimeSpec, WorkloadSpec};
+
+use crate::backend;
+use crate::config::{Cell, Plan, RunConfig};
+use crate::export::{Exporter, Results};
+use crate::pin::{self, CorePlan};
+use crate::progress::Progress;
+use crate::record::{counter_names, join_pairs, CellKey, Latencies, RunRecord, Status, US_PER_NS};
+use crate::summary::CellSummary;
+
+/// The full histograms of one run, kept only until the exporters have seen
+/// the cell.
+pub struct RunHistograms {
+    /// Run index.
+    pub run: usize,
+    /// Measured wall time.
+    pub elapsed: Duration,
+    /// Corrected latency (ns).
+    pub latency_ns: Histogram<u64>,
+    /// Uncorrected latency (ns), when kept.
+    pub uncorrected_ns: Option<Histogram<u64>>,
+}
+
+/// One finished cell with its histograms.
+pub struct CellOutcome {
+    /// The cell.
+    pub key: CellKey,
+    /// One row per attempted run.
+    pub records: Vec<RunRecord>,
+    /// Histograms of the ok runs.
+    pub histograms: Vec<RunHistograms>,
+}
+
+/// How one run ended.
+enum RunEnd {
+    Done(Box<RunOutput>),
+    Failed(String),
+    Hung,
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic payload".to_string())
+}
+
+/// Runs one measured run on its own thread, waiting at most `limit`.
+fn run_with_watchdog(
+    runtime: RuntimeSpec,
+    spec: WorkloadSpec,
+    options: RunOptions,
+    limit: Duration,
+) -> RunEnd {
+    let (tx, rx) = mpsc::sync_channel(1);
+    let spawned = thread::Builder::new()
+        .name("wsbench-run".to_string())
+        .spawn(move || {
+            let result =
+                panic::catch_unwind(AssertUnwindSafe(|| backend::run(&runtime, &spec, &options)));
+            // The receiver is gone when the watchdog already gave up; nothing to do then.
+            let _ = tx.send(result);
+        });
+    let handle = match spawned {
+        Ok(h) => h,
+        Err(e) => return RunEnd::Failed(format!("could not start the run thread: {e}")),
+    };
+    let end = match rx.recv_timeout(limit) {
+        Ok(Ok(Ok(output))) => RunEnd::Done(Box::new(output)),
+        Ok(Ok(Err(e))) => RunEnd::Failed(format!("{e:#}")),
+        Ok(Err(payload)) => {
+            RunEnd::Failed(format!("panicked: {}", panic_message(payload.as_ref())))
+        }
+        Err(RecvTimeoutError::Timeout) => return RunEnd::Hung,
+        Err(RecvTimeoutError::Disconnected) => {
+            RunEnd::Failed("the run thread ended without a result".to_string())
+        }
+    };
+    // The thread has sent its result, so it is about to return.
+    let _ = handle.join();
+    end
+}
+
+fn p99_us(h: &Option<Histogram<u64>>) -> Option<f64> {
+    const P99: f64 = 0.99;
+    h.as_ref()
+        .filter(|h| !h.is_empty())
+        .map(|h| h.value_at_quantile(P99) as f64 * US_PER_NS)
+}
+
+/// The row of a run that finished.
+fn record_from(
+    key: &CellKey,
+    run: usize,
+    out: &RunOutput,
+    cores: &CorePlan,
+    pinned: bool,
+) -> RunRecord {
+    let elapsed_s = out.elapsed.as_secs_f64();
+    let counters = counter_names()
+        .iter()
+        .map(|name| {
+            out.counters
+                .iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, v)| *v)
+        })
+        .collect();
+    let mut notes = out.notes.clone();
+    if out.schedule_slipped {
+        notes.push("load generator fell behind its schedule".to_string());
+    }
+    RunRecord {
+        key: key.clone(),
+        run,
+        status: Status::Ok,
+        error: String::new(),
+        duration_s: elapsed_s,
+        ops: out.ops,
+        failed: out.failed,
+        sent: out.sent,
+        throughput_per_s: if elapsed_s > 0.0 {
+            out.ops as f64 / elapsed_s
+        } else {
+            0.0
+        },
+        offered_per_s: out.offered_per_s,
+        latency: Latencies::from_histogram_ns(&out.latency_ns),
+        uncorrected_p99_us: p99_us(&out.uncorrected_ns),
+        queue_wait_p99_us: p99_us(&out.queue_wait_ns),
+        service_p99_us: p99_us(&out.service_ns),
+        counters,
+        schedule_slipped: out.schedule_slipped,
+        oversubscribed: cores.oversubscribed,
+        pinned,
+        resolved_params: join_pairs(&out.params),
+        extras: out.extras.clone(),
+        notes: notes.join("; "),
+    }
+}
+
+/// Runs every run of one cell.
+fn run_cell(cell: &Cell, config: &RunConfig, cores: &CorePlan, progress: &Progress) -> CellOutcome {
+    let mut runtime = cell.runtime.clone();
+    runtime.worker_cores = cores.worker_cores.clone();
+    runtime.loadgen_cores = cores.loadgen_cores.clone();
+    let pinned = !runtime.worker_cores.is_empty();
+    let mut outcome = CellOutcome {
+        key: cell.key.clone(),
+        records: Vec::new(),
+        histograms: Vec::new(),
+    };
+    for run in 0..config.runs {
+        let options = RunOptions {
+            duration: config.duration,
+            warmup: config.warmup,
+            seed: config.seed.wrapping_add(run as u64),
+        };
+        let end = run_with_watchdog(runtime.clone(), cell.spec.clone(), options, config.timeout);
+        progress.run_done();
+        match end {
+            RunEnd::Done(out) => {
+                outcome
+                    .records
+                    .push(record_from(&cell.key, run, &out, cores, pinned));
+                let RunOutput {
+                    latency_ns,
+                    uncorrected_ns,
+                    elapsed,
+                    ..
+                } = *out;
+                outcome.histograms.push(RunHistograms {
+                    run,
+                    elapsed,
+                    latency_ns,
+                    uncorrected_ns,
+                });
+            }
+            RunEnd::Failed(reason) => {
+                progress.note(&format!("run {run} of {} failed: {reason}", cell.key));
+                outcome
+                    .records
+                    .push(failed_record(cell, run, reason, cores, pinned));
+            }
+            RunEnd::Hung => {
+                let reason = format!(
+                    "watchdog: no result after {:.1}s; the run's threads were abandoned and the cell's remaining runs skipped",
+                    config.timeout.as_secs_f64()
+                );
+                progress.note(&format!("run {run} of {} hung: {reason}", cell.key));
+                outcome
+                    .records
+                    .push(failed_record(cell, run, reason, cores, pinned));
+                break;
+            }
+        }
+    }
+    outcome
+}
+
+fn failed_record(
+    cell: &Cell,
+    run: usize,
+    reason: String,
+    cores: &CorePlan,
+    pinned: bool,
+) -> RunRecord {
+    let mut r = RunRecord::failed(cell.key.clone(), run, reason);
+    r.oversubscribed = cores.oversubscribed;
+    r.pinned = pinned;
+    r
+}
+
+/// Runs the plan, feeding each finished cell to every exporter. Returns the
+/// results (records and summaries, no histograms).
+pub fn run_matrix(
+    config: &RunConfig,
+    plan: &Plan,
+    results: &mut Results,
+    exporters: &mut [Box<dyn Exporter>],
+) -> Result<()> {
+    let cores = pin::allowed_cores();
+    results.allowed_cores = cores.len();
+    let progress = Progress::new((plan.cells.len() * config.runs) as u64, config.quiet);
+    for note in &plan.skipped {
+        results.add_note(note.clone());
+    }
+    for (index, cell) in plan.cells.iter().enumerate() {
+        progress.cell(index, plan.cells.len(), &cell.key);
+        let core_plan = pin::plan(
+            &cores,
+            cell.runtime.workers,
+            cell.workload.open_loop,
+            config.pin,
+        );
+        if core_plan.oversubscribed && results.oversubscribed_workers.is_empty() {
+            progress.note(&format!(
+                "note: {} workers exceed the {} allowed cores; such cells are oversubscribed",
+                cell.runtime.workers,
+                cores.len()
+            ));
+        }
+        if core_plan.oversubscribed {
+            results.oversubscribed_workers.insert(cell.runtime.workers);
+        }
+        if core_plan.loadgen_shares_cores && config.pin {
+            results.add_note(
+                "load generator shares cores with the workers (not enough cores to keep it apart)"
+                    .to_string(),
+            );
+        }
+        let outcome = run_cell(cell, config, &core_plan, &progress);
+        results
+            .cells
+            .push(CellSummary::of(&outcome.key, &outcome.records));
+        results.records.extend(outcome.records.iter().cloned());
+        for exporter in exporters.iter_mut() {
+            exporter.cell(results, &outcome)?;
+        }
+    }
+    progress.finish();
+    Ok(())
+}

@@ -1,0 +1,247 @@
+//! Per-cell summaries of the runs (median, spread, interval), the ratio to a
+//! reference scheduler, and capacity at an SLO. Consumed by the table, the
+//! exporters and `plot`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::record::{counter_names, CellKey, LatencyMetric, RunRecord, Status};
+use crate::slo::Slo;
+use crate::stats::{median, Summary};
+
+/// The summary of one cell over its ok runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellSummary {
+    /// The cell.
+    #[serde(flatten)]
+    pub key: CellKey,
+    /// Runs that produced a measurement.
+    pub ok_runs: usize,
+    /// Runs that failed.
+    pub failed_runs: usize,
+    /// Distinct failure reasons.
+    pub errors: Vec<String>,
+    /// Throughput (ops/s) over ok runs.
+    pub throughput_per_s: Option<Summary>,
+    /// Median offered rate (open loop).
+    pub offered_per_s: Option<f64>,
+    /// Each latency statistic over ok runs, by label (`p99`, ...), in µs.
+    pub latency_us: BTreeMap<&'static str, Summary>,
+    /// Median of each counter over the runs that reported it; absent when
+    /// none did.
+    pub counters: BTreeMap<&'static str, f64>,
+}
+
+impl CellSummary {
+    /// Summarises the runs of one cell.
+    pub fn of(key: &CellKey, records: &[RunRecord]) -> CellSummary {
+        let ok: Vec<&RunRecord> = records.iter().filter(|r| r.status == Status::Ok).collect();
+        let mut errors: Vec<String> = records
+            .iter()
+            .filter(|r| r.status == Status::Failed)
+            .map(|r| r.error.clone())
+            .collect();
+        errors.sort();
+        errors.dedup();
+        let throughput: Vec<f64> = ok.iter().map(|r| r.throughput_per_s).collect();
+        let offered: Vec<f64> = ok.iter().filter_map(|r| r.offered_per_s).collect();
+        let mut latency_us = BTreeMap::new();
+        for metric in LatencyMetric::ALL {
+            let values: Vec<f64> = ok
+                .iter()
+                .filter_map(|r| r.latency.map(|l| l.get(metric)))
+                .collect();
+            if let Some(s) = Summary::of(&values) {
+                latency_us.insert(metric.label(), s);
+            }
+        }
+        let mut counters = BTreeMap::new();
+        for name in counter_names() {
+            let values: Vec<f64> = ok
+                .iter()
+                .filter_map(|r| r.counter(name))
+                .map(|v| v as f64)
+                .collect();
+            if !values.is_empty() {
+                counters.insert(name, median(&values));
+            }
+        }
+        CellSummary {
+            key: key.clone(),
+            ok_runs: ok.len(),
+            failed_runs: records.len() - ok.len(),
+            errors,
+            throughput_per_s: Summary::of(&throughput),
+            offered_per_s: (!offered.is_empty()).then(|| median(&offered)),
+            latency_us,
+            counters,
+        }
+    }
+
+    /// One latency statistic.
+    pub fn latency(&self, metric: LatencyMetric) -> Option<&Summary> {
+        self.latency_us.get(metric.label())
+    }
+
+    /// The x value of a load curve: the requested rate, else the measured
+    /// offered rate.
+    pub fn load_per_s(&self) -> Option<f64> {
+        self.key.rate_per_s.map(|r| r as f64).or(self.offered_per_s)
+    }
+}
+
+/// Groups records by cell, keeping first-seen order, and summarises each.
+pub fn summarise(records: &[RunRecord]) -> Vec<CellSummary> {
+    let mut order: Vec<CellKey> = Vec::new();
+    let mut groups: BTreeMap<CellKey, Vec<RunRecord>> = BTreeMap::new();
+    for r in records {
+        if !groups.contains_key(&r.key) {
+            order.push(r.key.clone());
+        }
+        groups.entry(r.key.clone()).or_default().push(r.clone());
+    }
+    order
+        .iter()
+        .map(|k| CellSummary::of(k, &groups[k]))
+        .collect()
+}
+
+/// Median throughput of `cell` divided by that of the cell that differs
+/// only in running `baseline` (knobs ignored on the baseline side when it
+/// has none).
+pub fn ratio_to(cells: &[CellSummary], cell: &CellSummary, baseline: &str) -> Option<f64> {
+    let mine = cell.throughput_per_s?.median;
+    let base = cells.iter().find(|c| {
+        c.key.scheduler == baseline
+            && c.key.workers == cell.key.workers
+            && c.key.workload == cell.key.workload
+            && c.key.params == cell.key.params
+            && c.key.rate_per_s == cell.key.rate_per_s
+            && (c.key.knobs == cell.key.knobs || c.key.knobs.is_empty())
+    })?;
+    let theirs = base.throughput_per_s?.median;
+    (theirs > 0.0).then(|| mine / theirs)
+}
+
+/// Capacity of one (scheduler, workers, workload, knobs, params) series.
+#[derive(Debug, Clone, Serialize)]
+pub struct Capacity {
+    /// Scheduler.
+    pub scheduler: String,
+    /// Workers.
+    pub workers: usize,
+    /// Workload.
+    pub workload: String,
+    /// Knobs.
+    pub knobs: String,
+    /// Params.
+    pub params: String,
+    /// The objective.
+    pub slo: String,
+    /// Highest offered rate up to which the objective holds; `None` when it
+    /// fails at the lowest rate measured.
+    pub capacity_per_s: Option<f64>,
+    /// Highest rate measured.
+    pub highest_measured_per_s: f64,
+    /// Rates measured.
+    pub points: usize,
+}
+
+/// Capacity at `slo` for every series with a load axis.
+pub fn capacities(cells: &[CellSummary], slo: &Slo) -> Vec<Capacity> {
+    type Series = (String, usize, String, String, String);
+    let mut order: Vec<Series> = Vec::new();
+    let mut points: BTreeMap<Series, Vec<(f64, f64)>> = BTreeMap::new();
+    for c in cells {
+        let (Some(load), Some(value)) = (c.load_per_s(), c.latency(slo.metric)) else {
+            continue;
+        };
+        let series = (
+            c.key.scheduler.clone(),
+            c.key.workers,
+            c.key.workload.clone(),
+            c.key.knobs.clone(),
+            c.key.params.clone(),
+        );
+        if !points.contains_key(&series) {
+            order.push(series.clone());
+        }
+        points.entry(series).or_default().push((load, value.median));
+    }
+    order
+        .into_iter()
+        .map(|series| {
+            let pts = &points[&series];
+            let (scheduler, workers, workload, knobs, params) = series;
+            Capacity {
+                scheduler,
+                workers,
+                workload,
+                knobs,
+                params,
+                slo: slo.to_string(),
+                capacity_per_s: slo.capacity(pts),
+                highest_measured_per_s: pts.iter().map(|p| p.0).fold(0.0, f64::max),
+                points: pts.len(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Latencies;
+
+    fn record(sched: &str, rate: u64, run: usize, throughput: f64, p99_us: f64) -> RunRecord {
+        let key = CellKey {
+            scheduler: sched.into(),
+            workers: 2,
+            workload: "rpc".into(),
+            knobs: String::new(),
+            params: String::new(),
+            rate_per_s: Some(rate),
+        };
+        let mut r = RunRecord::failed(key, run, String::new());
+        r.status = Status::Ok;
+        r.throughput_per_s = throughput;
+        let mut l = Latencies {
+            p50_us: 1.0,
+            p90_us: 1.0,
+            p99_us: 1.0,
+            p999_us: 1.0,
+            p9999_us: 1.0,
+            max_us: 1.0,
+            mean_us: 1.0,
+        };
+        l.set(LatencyMetric::P99, p99_us);
+        r.latency = Some(l);
+        r
+    }
+
+    #[test]
+    fn summaries_ratios_and_capacity() {
+        let mut records = Vec::new();
+        for run in 0..3 {
+            records.push(record("a", 1000, run, 100.0 + run as f64, 200.0));
+            records.push(record("tokio", 1000, run, 50.0, 100.0));
+            records.push(record("a", 2000, run, 200.0, 2000.0));
+        }
+        records.push(RunRecord::failed(records[0].key.clone(), 3, "hung".into()));
+        let cells = summarise(&records);
+        assert_eq!(cells.len(), 3);
+        assert_eq!((cells[0].ok_runs, cells[0].failed_runs), (3, 1));
+        assert_eq!(cells[0].errors, vec!["hung".to_string()]);
+        assert_eq!(cells[0].throughput_per_s.unwrap().median, 101.0);
+        assert_eq!(ratio_to(&cells, &cells[0], "tokio"), Some(101.0 / 50.0));
+        assert_eq!(ratio_to(&cells, &cells[2], "tokio"), None);
+        assert!(
+            cells[0].counters.is_empty(),
+            "failed() rows carry no counters"
+        );
+        let caps = capacities(&cells, &"p99<1ms".parse().unwrap());
+        let a = caps.iter().find(|c| c.scheduler == "a").unwrap();
+        assert_eq!((a.capacity_per_s, a.points), (Some(1000.0), 2));
+    }
+}

@@ -1,0 +1,322 @@
+//! The results table: one row per cell, the columns a reader needs first.
+//! Rendered aligned for the terminal or as markdown.
+
+use crate::export::Results;
+use crate::record::LatencyMetric;
+use crate::summary::{capacities, ratio_to, CellSummary};
+
+/// Shown where a value does not exist.
+pub const BLANK: &str = "-";
+/// The counter shown in the table.
+const STEALS_COUNTER: &str = "steals";
+const PERCENT: f64 = 100.0;
+
+/// Formats microseconds with a unit that keeps 3 significant digits.
+pub fn format_us(us: f64) -> String {
+    const US_PER_MS: f64 = 1e3;
+    const US_PER_S: f64 = 1e6;
+    if us >= US_PER_S {
+        format!("{:.3}s", us / US_PER_S)
+    } else if us >= US_PER_MS {
+        format!("{:.3}ms", us / US_PER_MS)
+    } else if us >= 100.0 {
+        format!("{us:.0}µs")
+    } else if us >= 10.0 {
+        format!("{us:.1}µs")
+    } else {
+        format!("{us:.2}µs")
+    }
+}
+
+/// Formats a count with a k/M/G suffix.
+pub fn format_count(v: f64) -> String {
+    const UNITS: [(f64, &str); 3] = [(1e9, "G"), (1e6, "M"), (1e3, "k")];
+    for (scale, suffix) in UNITS {
+        if v.abs() >= scale {
+            return format!("{:.2}{suffix}", v / scale);
+        }
+    }
+    format!("{v:.0}")
+}
+
+/// A table: header and rows of cells.
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// Column titles.
+    pub header: Vec<String>,
+    /// Rows, each as long as the header.
+    pub rows: Vec<Vec<String>>,
+    /// Columns aligned right (numbers).
+    pub right: Vec<bool>,
+}
+
+impl Table {
+    /// Aligned plain text.
+    pub fn render_text(&self) -> String {
+        let width = |i: usize| {
+            self.rows
+                .iter()
+                .map(|r| r[i].chars().count())
+                .chain([self.header[i].chars().count()])
+                .max()
+                .unwrap_or(0)
+        };
+        let widths: Vec<usize> = (0..self.header.len()).map(width).collect();
+        let line = |cells: &[String]| {
+            let parts: Vec<String> = cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let pad = " ".repeat(widths[i] - c.chars().count());
+                    if self.right[i] {
+                        format!("{pad}{c}")
+                    } else {
+                        format!("{c}{pad}")
+                    }
+                })
+                .collect();
+            parts.join("  ").trim_end().to_string()
+        };
+        let mut out = line(&self.header);
+        out.push('\n');
+        let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+        out.push_str(&rule.join("  "));
+        out.push('\n');
+        for r in &self.rows {
+            out.push_str(&line(r));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// A markdown table.
+    pub fn render_markdown(&self) -> String {
+        let esc = |s: &String| s.replace('|', "\\|");
+        let mut out = format!(
+            "| {} |\n",
+            self.header.iter().map(esc).collect::<Vec<_>>().join(" | ")
+        );
+        let align: Vec<&str> = self
+            .right
+            .iter()
+            .map(|r| if *r { "---:" } else { "---" })
+            .collect();
+        out.push_str(&format!("| {} |\n", align.join(" | ")));
+        for r in &self.rows {
+            out.push_str(&format!(
+                "| {} |\n",
+                r.iter().map(esc).collect::<Vec<_>>().join(" | ")
+            ));
+        }
+        out
+    }
+}
+
+fn latency_cell(c: &CellSummary, metric: LatencyMetric) -> String {
+    c.latency(metric)
+        .map(|s| format_us(s.median))
+        .unwrap_or_else(|| BLANK.to_string())
+}
+
+/// The main table of a result set.
+pub fn cells_table(results: &Results) -> Table {
+    let cells = &results.cells;
+    let show_knobs = cells.iter().any(|c| !c.key.knobs.is_empty());
+    let show_params = cells.iter().any(|c| !c.key.params.is_empty());
+    let show_load = cells.iter().any(|c| c.load_per_s().is_some());
+    let show_failed = cells.iter().any(|c| c.failed_runs > 0);
+    let baseline = &results.settings.baseline_sched;
+    let mut columns: Vec<(&str, bool)> =
+        vec![("scheduler", false), ("workers", true), ("workload", false)];
+    if show_knobs {
+        columns.push(("knobs", false));
+    }
+    if show_params {
+        columns.push(("params", false));
+    }
+    if show_load {
+        columns.push(("offered/s", true));
+    }
+    columns.extend([
+        ("throughput/s", true),
+        ("spread", true),
+        ("p50", true),
+        ("p99", true),
+        ("p99.9", true),
+        ("max", true),
+        ("steals", true),
+    ]);
+    let vs = format!("vs {baseline}");
+    columns.push((&vs, true));
+    if show_failed {
+        columns.push(("failed", true));
+    }
+    let rows = cells
+        .iter()
+        .map(|c| {
+            let mut row = vec![
+                c.key.scheduler.clone(),
+                c.key.workers.to_string(),
+                c.key.workload.clone(),
+            ];
+            if show_knobs {
+                row.push(if c.key.knobs.is_empty() {
+                    BLANK.to_string()
+                } else {
+                    c.key.knobs.clone()
+                });
+            }
+            if show_params {
+                row.push(if c.key.params.is_empty() {
+                    BLANK.to_string()
+                } else {
+                    c.key.params.clone()
+                });
+            }
+            if show_load {
+                row.push(
+                    c.load_per_s()
+                        .map(format_count)
+                        .unwrap_or_else(|| BLANK.to_string()),
+                );
+            }
+            let thr = c.throughput_per_s.filter(|_| c.ok_runs > 0);
+            row.push(
+                thr.map(|s| format_count(s.median))
+                    .unwrap_or_else(|| BLANK.to_string()),
+            );
+            row.push(
+                thr.map(|s| format!("{:.1}%", s.relative_spread() * PERCENT))
+                    .unwrap_or_else(|| BLANK.to_string()),
+            );
+            for m in [
+                LatencyMetric::P50,
+                LatencyMetric::P99,
+                LatencyMetric::P999,
+                LatencyMetric::Max,
+            ] {
+                row.push(latency_cell(c, m));
+            }
+            row.push(
+                c.counters
+                    .get(STEALS_COUNTER)
+                    .map(|v| format_count(*v))
+                    .unwrap_or_else(|| BLANK.to_string()),
+            );
+            row.push(
+                ratio_to(cells, c, baseline)
+                    .map(|r| format!("{r:.2}x"))
+                    .unwrap_or_else(|| BLANK.to_string()),
+            );
+            if show_failed {
+                row.push(format!("{}/{}", c.failed_runs, c.failed_runs + c.ok_runs));
+            }
+            row
+        })
+        .collect();
+    Table {
+        header: columns.iter().map(|c| c.0.to_string()).collect(),
+        right: columns.iter().map(|c| c.1).collect(),
+        rows,
+    }
+}
+
+/// The capacity table, when an SLO was given.
+pub fn capacity_table(results: &Results) -> Option<Table> {
+    let slo = results.settings.slo?;
+    let caps = capacities(&results.cells, &slo);
+    if caps.is_empty() {
+        return None;
+    }
+    let header = [
+        "scheduler",
+        "workers",
+        "workload",
+        "knobs",
+        &format!("capacity at {slo}"),
+        "highest offered",
+        "rates",
+    ];
+    let rows = caps
+        .iter()
+        .map(|c| {
+            vec![
+                c.scheduler.clone(),
+                c.workers.to_string(),
+                c.workload.clone(),
+                if c.knobs.is_empty() {
+                    BLANK.to_string()
+                } else {
+                    c.knobs.clone()
+                },
+                c.capacity_per_s
+                    .map(|r| format!("{}/s", format_count(r)))
+                    .unwrap_or_else(|| "below lowest rate".to_string()),
+                format!("{}/s", format_count(c.highest_measured_per_s)),
+                c.points.to_string(),
+            ]
+        })
+        .collect();
+    Some(Table {
+        header: header.iter().map(|h| h.to_string()).collect(),
+        right: vec![false, true, false, false, true, true, true],
+        rows,
+    })
+}
+
+/// Legend lines printed under the table.
+pub fn legend(results: &Results) -> Vec<String> {
+    let mut lines = vec![format!(
+        "medians over {} run(s) per cell; spread = (max - min) / median of throughput; latencies from intended send time; \
+         steals = successful steals per run; vs {} = throughput ratio to {} in the same cell",
+        results.settings.runs, results.settings.baseline_sched, results.settings.baseline_sched
+    )];
+    if !results
+        .cells
+        .iter()
+        .any(|c| c.key.scheduler == results.settings.baseline_sched)
+    {
+        lines.push(format!(
+            "no {0} cells in this matrix, so the ratio column is blank; add it with --sched ...,{0}",
+            results.settings.baseline_sched
+        ));
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_keep_three_significant_digits() {
+        assert_eq!(format_us(1.234), "1.23µs");
+        assert_eq!(format_us(12.34), "12.3µs");
+        assert_eq!(format_us(123.4), "123µs");
+        assert_eq!(format_us(1234.0), "1.234ms");
+        assert_eq!(format_us(2_500_000.0), "2.500s");
+        assert_eq!(format_count(999.0), "999");
+        assert_eq!(format_count(12_345.0), "12.35k");
+        assert_eq!(format_count(3_200_000.0), "3.20M");
+    }
+
+    #[test]
+    fn text_and_markdown_rendering_align_columns() {
+        let t = Table {
+            header: vec!["a".into(), "num".into()],
+            rows: vec![
+                vec!["long-name".into(), "1".into()],
+                vec!["x|y".into(), "22".into()],
+            ],
+            right: vec![false, true],
+        };
+        let text = t.render_text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "a          num");
+        assert_eq!(lines[2], "long-name    1");
+        assert_eq!(lines[3], "x|y         22");
+        let md = t.render_markdown();
+        assert!(md.contains("| --- | ---: |"), "{md}");
+        assert!(md.contains("x\\|y"), "{md}");
+    }
+}

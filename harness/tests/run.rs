@@ -1,0 +1,403 @@
+//! `wsbench run` end to end on tiny matrices with real workloads: the
+//! table, the CSV (exact header, one row per run, counters blank only where
+//! a runtime cannot report them), the JSON, the HDR logs, the watchdog.
+
+mod common;
+
+use std::io::Cursor;
+
+use base64::Engine as _;
+use common::{col, read_csv, scratch, wsbench_in};
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+use wsbench_schedulers::metrics::{COUNTER_NAMES, DRIVER_COUNTER_NAMES};
+
+/// DESIGN.md's column list, written out independently of the harness.
+const DESIGN_COLUMNS: &str = "schema_version, timestamp, git_sha, host, cpu_model, logical_cpus, scheduler, workers, workload, knobs, \
+     run, duration_s, ops, throughput_per_s, offered_per_s, p50_us, p90_us, p99_us, p999_us, max_us, mean_us";
+
+/// A small closed-loop workload and its size parameters.
+const TINY: &[&str] = &[
+    "--workload",
+    "yield-many",
+    "--param",
+    "tasks=20",
+    "--param",
+    "yields=50",
+];
+const SHORT: &[&str] = &["--duration", "50ms", "--warmup", "10ms"];
+
+fn args<'a>(parts: &[&[&'a str]]) -> Vec<&'a str> {
+    parts.iter().flat_map(|p| p.iter().copied()).collect()
+}
+
+#[test]
+fn run_writes_table_csv_json_and_hdr_logs() {
+    let dir = scratch("run");
+    let run = wsbench_in(
+        &dir,
+        &args(&[
+            &[
+                "--sched",
+                "steal-half,tokio",
+                "--workers",
+                "1,2",
+                "--runs",
+                "2",
+            ],
+            TINY,
+            SHORT,
+            &[
+                "--csv",
+                "out.csv",
+                "--json",
+                "out.json",
+                "--hdr-dir",
+                "hdr",
+                "--markdown",
+                "out.md",
+            ],
+        ]),
+    );
+    run.ok();
+
+    // The table: a header with the reader's columns, one row per cell.
+    let table: Vec<&str> = run.stdout.lines().collect();
+    let header_line = table
+        .iter()
+        .position(|l| l.starts_with("scheduler"))
+        .expect("table header");
+    for column in [
+        "workers",
+        "workload",
+        "throughput/s",
+        "p50",
+        "p99",
+        "p99.9",
+        "max",
+        "steals",
+        "vs tokio",
+    ] {
+        assert!(
+            table[header_line].contains(column),
+            "missing `{column}` in {}",
+            table[header_line]
+        );
+    }
+    let rows: Vec<&&str> = table[header_line + 2..]
+        .iter()
+        .take_while(|l| l.contains("yield-many"))
+        .collect();
+    assert_eq!(rows.len(), 4, "one row per cell:\n{}", run.stdout);
+    assert!(
+        rows.iter()
+            .filter(|r| r.starts_with("tokio"))
+            .all(|r| r.contains("1.00x")),
+        "tokio vs itself:\n{}",
+        run.stdout
+    );
+
+    // The CSV: DESIGN.md's columns first, then every counter, then extras.
+    let (header, rows) = read_csv(&dir.join("out.csv"));
+    let design: Vec<&str> = DESIGN_COLUMNS.split(", ").collect();
+    assert_eq!(&header[..design.len()], design.as_slice());
+    let counters: Vec<&str> = COUNTER_NAMES
+        .iter()
+        .chain(DRIVER_COUNTER_NAMES)
+        .copied()
+        .collect();
+    assert_eq!(
+        &header[design.len()..design.len() + counters.len()],
+        counters.as_slice()
+    );
+    assert!(header.iter().any(|h| h == "status") && header.iter().any(|h| h == "p9999_us"));
+    assert_eq!(rows.len(), 4 * 2, "cells x runs");
+    for row in &rows {
+        assert_eq!(col(&header, row, "status"), "ok", "{row:?}");
+        let throughput: f64 = col(&header, row, "throughput_per_s").parse().unwrap();
+        assert!(throughput > 0.0, "{row:?}");
+        let p50: f64 = col(&header, row, "p50_us").parse().unwrap();
+        let p99: f64 = col(&header, row, "p99_us").parse().unwrap();
+        assert!(p50 <= p99, "p50 {p50} > p99 {p99}");
+        let polls = col(&header, row, "polls");
+        match col(&header, row, "scheduler") {
+            // Ours counts everything: polls and steals are numbers.
+            "steal-half" => {
+                assert!(polls.parse::<u64>().unwrap() > 0, "{row:?}");
+                col(&header, row, "steals")
+                    .parse::<u64>()
+                    .expect("steal-half reports steals");
+                col(&header, row, "lifo_hits")
+                    .parse::<u64>()
+                    .expect("steal-half reports LIFO hits");
+            }
+            // tokio cannot report LIFO hits: blank, never a guessed zero.
+            "tokio" => assert_eq!(col(&header, row, "lifo_hits"), "", "{row:?}"),
+            other => panic!("unexpected scheduler {other}"),
+        }
+    }
+
+    // The JSON: same runs plus the environment.
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    assert_eq!(json["schema_version"], 1);
+    assert!(json["environment"]["logical_cpus"].as_u64().unwrap() >= 1);
+    assert!(
+        json["environment"]["cpu_model"].is_string()
+            && json["environment"]["rustc"]
+                .as_str()
+                .unwrap()
+                .contains("rustc")
+    );
+    let cells = json["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 4);
+    assert_eq!(
+        cells
+            .iter()
+            .map(|c| c["runs"].as_array().unwrap().len())
+            .sum::<usize>(),
+        8
+    );
+    assert!(cells[0]["throughput_per_s"]["median"].as_f64().unwrap() > 0.0);
+    assert!(std::fs::read_to_string(dir.join("out.md"))
+        .unwrap()
+        .contains("| scheduler |"));
+
+    // The HDR logs: one per cell, one interval per run, decodable.
+    let logs: Vec<_> = std::fs::read_dir(dir.join("hdr"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(logs.len(), 4, "{logs:?}");
+    let log = logs
+        .iter()
+        .find(|p| p.to_string_lossy().contains("steal-half_w2"))
+        .expect("steal-half x2 log");
+    let bytes = std::fs::read(log).unwrap();
+    let mut runs = Vec::new();
+    for entry in IntervalLogIterator::new(&bytes) {
+        if let LogEntry::Interval(i) = entry.expect("well-formed log") {
+            let raw = base64::engine::general_purpose::STANDARD
+                .decode(i.encoded_histogram())
+                .unwrap();
+            let h: Histogram<u64> = Deserializer::new()
+                .deserialize(&mut Cursor::new(raw))
+                .unwrap();
+            runs.push((i.tag().map(|t| t.as_str().to_string()), h));
+        }
+    }
+    let corrected: Vec<_> = runs
+        .iter()
+        .filter(|(t, _)| t.as_deref().is_some_and(|t| t.starts_with("run")))
+        .collect();
+    assert_eq!(corrected.len(), 2, "one interval per run");
+    assert!(corrected.iter().all(|(_, h)| h.len() > 0));
+    let p99_csv: f64 = rows
+        .iter()
+        .find(|r| {
+            col(&header, r, "scheduler") == "steal-half"
+                && col(&header, r, "workers") == "2"
+                && col(&header, r, "run") == "0"
+        })
+        .map(|r| col(&header, r, "p99_us").parse().unwrap())
+        .unwrap();
+    let p99_log = corrected[0].1.value_at_quantile(0.99) as f64 / 1e3;
+    assert!(
+        (p99_log - p99_csv).abs() <= p99_csv * 0.01 + 0.001,
+        "log p99 {p99_log} vs csv {p99_csv}"
+    );
+}
+
+#[test]
+fn run_is_the_default_subcommand_and_appends_to_a_matching_csv() {
+    let dir = scratch("default");
+    let common = args(&[
+        &[
+            "--sched",
+            "steal-half",
+            "--workers",
+            "1",
+            "--runs",
+            "1",
+            "--csv",
+            "a.csv",
+            "-q",
+        ],
+        TINY,
+        SHORT,
+    ]);
+    wsbench_in(&dir, &common).ok();
+    let mut explicit = vec!["run"];
+    explicit.extend(&common);
+    wsbench_in(&dir, &explicit)
+        .ok()
+        .stdout_has(&["steal-half", "yield-many"]);
+    let (_, rows) = read_csv(&dir.join("a.csv"));
+    assert_eq!(rows.len(), 2, "second invocation appended one row");
+}
+
+#[test]
+fn single_worker_schedulers_are_skipped_above_one_worker() {
+    let dir = scratch("skip");
+    let run = wsbench_in(
+        &dir,
+        &args(&[
+            &[
+                "--sched",
+                "current-thread,steal-half",
+                "--workers",
+                "1,2",
+                "--runs",
+                "1",
+                "--csv",
+                "s.csv",
+            ],
+            TINY,
+            SHORT,
+        ]),
+    );
+    run.ok()
+        .stdout_has(&["skipped current-thread with 2 workers"]);
+    let (header, rows) = read_csv(&dir.join("s.csv"));
+    let cells: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| {
+            (
+                col(&header, r, "scheduler").to_string(),
+                col(&header, r, "workers").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(cells.len(), 3, "{cells:?}");
+    assert!(!cells.contains(&("current-thread".to_string(), "2".to_string())));
+}
+
+#[test]
+fn a_hung_cell_becomes_a_failed_row_and_the_matrix_continues() {
+    let dir = scratch("hang");
+    let run = wsbench_in(
+        &dir,
+        &args(&[
+            &[
+                "--sched",
+                "steal-half",
+                "--workers",
+                "1",
+                "--workload",
+                "hang,yield-many",
+                "--runs",
+                "2",
+                "--timeout",
+                "1s",
+            ],
+            &["--param", "tasks=20", "--param", "yields=50"],
+            SHORT,
+            &["--csv", "h.csv"],
+        ]),
+    );
+    run.ok().stdout_has(&["failed"]);
+    let (header, rows) = read_csv(&dir.join("h.csv"));
+    let hang: Vec<_> = rows
+        .iter()
+        .filter(|r| col(&header, r, "workload") == "hang")
+        .collect();
+    assert_eq!(hang.len(), 1, "the cell stops after its first hung run");
+    assert_eq!(col(&header, hang[0], "status"), "failed");
+    assert!(
+        col(&header, hang[0], "error").contains("watchdog: no result after 1.0s"),
+        "{:?}",
+        hang[0]
+    );
+    assert_eq!(col(&header, hang[0], "throughput_per_s"), "0.000");
+    assert_eq!(
+        col(&header, hang[0], "p99_us"),
+        "",
+        "no guessed latency for a failed run"
+    );
+    let after: Vec<_> = rows
+        .iter()
+        .filter(|r| col(&header, r, "workload") == "yield-many")
+        .collect();
+    assert_eq!(after.len(), 2, "the matrix went on");
+    assert!(after.iter().all(|r| col(&header, r, "status") == "ok"));
+}
+
+#[test]
+fn rate_sweep_reports_capacity_at_the_slo() {
+    let dir = scratch("rate");
+    let run = wsbench_in(
+        &dir,
+        &args(&[
+            &[
+                "--sched",
+                "steal-half",
+                "--workers",
+                "1",
+                "--workload",
+                "rpc-fanout",
+                "--rate",
+                "200,400",
+                "--runs",
+                "1",
+            ],
+            &["--param", "fanout=2", "--slo", "p99<10s", "--csv", "r.csv"],
+            SHORT,
+        ]),
+    );
+    run.ok().stdout_has(&["capacity at p99<10.000s", "400/s"]);
+    let (header, rows) = read_csv(&dir.join("r.csv"));
+    let rates: Vec<&str> = rows.iter().map(|r| col(&header, r, "rate_per_s")).collect();
+    assert_eq!(rates, ["200", "400"]);
+    for r in &rows {
+        let offered: f64 = col(&header, r, "offered_per_s").parse().unwrap();
+        let wanted: f64 = col(&header, r, "rate_per_s").parse().unwrap();
+        assert!(
+            (offered - wanted).abs() <= wanted * 0.5,
+            "offered {offered} for rate {wanted}"
+        );
+    }
+}
+
+#[test]
+fn list_and_help_describe_everything() {
+    let dir = scratch("list");
+    let list = wsbench_in(&dir, &["list"]);
+    list.ok().stdout_has(&[
+        "steal-half",
+        "tokio",
+        "smol",
+        "current-thread",
+        "yield-many",
+        "rpc-fanout",
+        "--param fanout=",
+    ]);
+    for knob in wsbench_schedulers::knobs::KNOBS {
+        list.stdout_has(&[knob.name, knob.allowed]);
+    }
+    let help = wsbench_in(&dir, &["--help"]);
+    help.ok().stdout_has(&[
+        "--sched",
+        "--workers",
+        "--workload",
+        "--rate",
+        "--param",
+        "--knob",
+        "--duration",
+        "--warmup",
+        "--runs",
+    ]);
+    help.stdout_has(&[
+        "--seed",
+        "--pin",
+        "--no-pin",
+        "--csv",
+        "--json",
+        "--hdr-dir",
+        "--quiet",
+        "--baseline-sched",
+        "--slo",
+        "compare",
+        "plot",
+    ]);
+}
