@@ -24,6 +24,9 @@ mod policy;
 mod runtime;
 pub mod task;
 
+#[cfg(all(test, loom))]
+mod loom_tests;
+
 mod current_thread;
 mod global;
 mod per_worker;

@@ -161,7 +161,7 @@ impl Builder {
     {
         let (policy, cores) = P::new(workers, &knobs);
         let (driver, driver_handle) = Driver::new(DriverConfig::default())?;
-        let (parkers, unparkers): (Vec<_>, Vec<_>) = (0..workers).map(|_| park::pair(driver_handle.clone())).unzip();
+        let (parkers, unparkers): (Vec<_>, Vec<_>) = (0..workers).map(|_| park::pair(Some(driver_handle.clone()))).unzip();
         let blocking = BlockingPool::new(self.max_blocking_threads, self.blocking_keep_alive, &self.thread_name);
         let shared = Arc::new(Shared::new(policy, knobs, workers, unparkers.into(), driver, driver_handle, blocking));
         let handle = Handle::from(shared.clone());

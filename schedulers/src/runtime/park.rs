@@ -29,7 +29,8 @@ struct Inner {
     state: AtomicUsize,
     mutex: Mutex<()>,
     condvar: Condvar,
-    driver: driver::Handle,
+    /// `None` only in loom models, which never park on a driver.
+    driver: Option<driver::Handle>,
 }
 
 /// The parking end, owned by one worker.
@@ -54,7 +55,7 @@ pub(crate) enum Parked {
     Driver,
 }
 
-pub(crate) fn pair(driver: driver::Handle) -> (Parker, Unparker) {
+pub(crate) fn pair(driver: Option<driver::Handle>) -> (Parker, Unparker) {
     let inner = Arc::new(Inner { state: AtomicUsize::new(EMPTY), mutex: Mutex::new(()), condvar: Condvar::new(), driver });
     (Parker { inner: inner.clone() }, Unparker { inner })
 }
@@ -115,6 +116,14 @@ impl Parker {
         }
     }
 
+    /// Parks on the condvar only (loom models have no driver).
+    #[cfg(loom)]
+    pub(crate) fn park_without_driver(&self) {
+        if !self.take_token() {
+            self.park_condvar();
+        }
+    }
+
     /// Non-blocking driver poll during maintenance; `false` when another
     /// worker holds the driver.
     pub(crate) fn poll_driver(&self, driver: &Mutex<Driver>) -> bool {
@@ -140,7 +149,11 @@ impl Unparker {
                 drop(self.inner.mutex.lock().unwrap());
                 self.inner.condvar.notify_one();
             }
-            PARKED_DRIVER => self.inner.driver.unpark(),
+            PARKED_DRIVER => {
+                if let Some(d) = &self.inner.driver {
+                    d.unpark();
+                }
+            }
             s => panic!("unpark found impossible parker state {s}"),
         }
     }
