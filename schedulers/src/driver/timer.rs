@@ -21,6 +21,11 @@
 //!    wake-up even if epoll has not been entered yet.
 //! 3. After the poll, the driver clears `parked_until` and advances the wheel.
 //!
+//! A poll that did not block (the workers' periodic zero-timeout poll) skips
+//! the lock entirely when the clock has not reached `next_due`, a lower
+//! bound on the earliest pending tick that every insert lowers and every
+//! advance recomputes, both under the lock.
+//!
 //! Wakers are never woken nor dropped under the lock: a waker's drop can
 //! free a task whose future owns a `Sleep`, whose drop takes this lock.
 
@@ -75,6 +80,8 @@ pub(crate) struct TimerCounters {
 pub(crate) struct TimeShared {
     core: Mutex<TimeCore>,
     origin: Instant,
+    /// Lower bound on the earliest pending tick (`u64::MAX`: none).
+    next_due: AtomicU64,
     pub(crate) counters: TimerCounters,
 }
 
@@ -87,6 +94,7 @@ impl TimeShared {
                 shutdown: false,
             }),
             origin: Instant::now(),
+            next_due: AtomicU64::new(u64::MAX),
             counters: TimerCounters::default(),
         }
     }
@@ -139,6 +147,9 @@ impl TimeShared {
         }
         match core.wheel.insert(when, data) {
             Ok(key) => {
+                // Release: publishes the lower bound to `after_park`'s
+                // lock-free Acquire check (the wheel itself is read locked).
+                self.next_due.fetch_min(when, Ordering::Release);
                 let unpark = core.parked_until.is_some_and(|until| when < until);
                 Registered::Pending { key, unpark }
             }
@@ -205,10 +216,15 @@ impl TimeShared {
     }
 
     /// Handshake step 3: fires every due timer; their wakers go to `out`
-    /// (in deadline order) for the caller to wake after the lock.
-    pub(crate) fn after_park(&self, out: &mut Vec<Waker>) {
+    /// (in deadline order) for the caller to wake after the lock. `blocked`:
+    /// whether `before_park` recorded a wake-up tick to clear.
+    pub(crate) fn after_park(&self, out: &mut Vec<Waker>, blocked: bool) {
         let now = Instant::now();
         let now_tick = self.tick_floor(now);
+        // Acquire: pairs with the Release of `register` / the store below.
+        if !blocked && now_tick < self.next_due.load(Ordering::Acquire) {
+            return; // nothing can be due: skip the lock
+        }
         let mut late_total_us = 0u64;
         let mut late_max_us = 0u64;
         let mut core = self.lock();
@@ -220,6 +236,9 @@ impl TimeShared {
             late_max_us = late_max_us.max(late_us);
             out.extend(data.waker.take());
         });
+        let next = core.wheel.next_expiration().unwrap_or(u64::MAX);
+        // Release: see `register`; under the lock, so inserts cannot race it.
+        self.next_due.store(next, Ordering::Release);
         drop(core);
         if fired > 0 {
             self.record_fired(fired as u64, late_total_us, late_max_us);
@@ -317,7 +336,7 @@ mod tests {
         let Registered::Pending { unpark: false, .. } = t.register(later, Waker::noop()) else {
             panic!()
         };
-        t.after_park(&mut Vec::new());
+        t.after_park(&mut Vec::new(), true);
         let Registered::Pending { unpark: false, .. } = t.register(soon, Waker::noop()) else {
             panic!("no driver is parked any more")
         };
