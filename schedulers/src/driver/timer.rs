@@ -37,7 +37,9 @@ use crate::loom::sync::atomic::{AtomicU64, Ordering};
 use crate::loom::sync::{Mutex, MutexGuard};
 
 /// Nanoseconds per tick: the wheel's resolution is one millisecond.
-const TICK_NS: u128 = 1_000_000;
+const TICK_NS: u32 = 1_000_000;
+/// Ticks per second.
+const TICKS_PER_S: u64 = 1_000;
 /// Microseconds per tick, for lateness.
 const NS_PER_US: u128 = 1_000;
 
@@ -114,14 +116,21 @@ impl TimeShared {
 
     /// The tick of `deadline`, rounded up; saturates instead of overflowing.
     pub(crate) fn tick_ceil(&self, deadline: Instant) -> u64 {
-        let ns = deadline.saturating_duration_since(self.origin).as_nanos();
-        u64::try_from(ns.div_ceil(TICK_NS)).unwrap_or(u64::MAX)
+        let d = deadline.saturating_duration_since(self.origin);
+        // u64 arithmetic: `as_nanos` is u128 and its division is slow.
+        let sub_ticks = u64::from(d.subsec_nanos().div_ceil(TICK_NS));
+        d.as_secs()
+            .saturating_mul(TICKS_PER_S)
+            .saturating_add(sub_ticks)
     }
 
     /// The last tick the clock has reached at `now`.
     fn tick_floor(&self, now: Instant) -> u64 {
-        let ns = now.saturating_duration_since(self.origin).as_nanos();
-        u64::try_from(ns / TICK_NS).unwrap_or(u64::MAX)
+        let d = now.saturating_duration_since(self.origin);
+        let sub_ticks = u64::from(d.subsec_nanos() / TICK_NS);
+        d.as_secs()
+            .saturating_mul(TICKS_PER_S)
+            .saturating_add(sub_ticks)
     }
 
     /// The instant of `tick`; `None` if it is not representable.
@@ -130,11 +139,11 @@ impl TimeShared {
     }
 
     /// Files a timer for `deadline` that wakes `waker`. The caller unparks
-    /// the driver when told to (handshake step 2).
+    /// the driver when told to (handshake step 2). `Elapsed` only if the
+    /// wheel's clock has passed the deadline: a caller that wants "a past
+    /// deadline is ready now" checks the clock first (a clock read costs
+    /// as much as the rest of an insert, so `sleep(d)` skips it).
     pub(crate) fn register(&self, deadline: Instant, waker: &Waker) -> Registered {
-        if deadline <= Instant::now() {
-            return Registered::Elapsed;
-        }
         let when = self.tick_ceil(deadline);
         let data = TimerData {
             waker: Some(waker.clone()),
@@ -314,7 +323,17 @@ mod tests {
     fn past_deadline_is_elapsed_without_filing() {
         let t = TimeShared::new();
         assert!(matches!(
-            t.register(Instant::now(), Waker::noop()),
+            t.register(t.origin, Waker::noop()),
+            Registered::Elapsed
+        ));
+        let past = Instant::now();
+        // Let the clock reach the next tick; then the wheel has passed `past`.
+        while t.tick_floor(Instant::now()) <= t.tick_ceil(past) {
+            std::hint::spin_loop();
+        }
+        t.after_park(&mut Vec::new(), true);
+        assert!(matches!(
+            t.register(past, Waker::noop()),
             Registered::Elapsed
         ));
         assert_eq!(t.pending(), 0);
