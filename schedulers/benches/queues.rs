@@ -2,18 +2,22 @@
 //! crossbeam-deque 0.8, operation by operation.
 //!
 //! `cargo bench -p wsbench-schedulers --bench queues`. Each benchmark's
-//! "iteration" is named in its id; per-task figures divide by the tasks one
-//! iteration moves (criterion also prints them as elements/s). Steal and
-//! overflow benchmarks refill their rings outside the timed region, and time
-//! [`PREPARED`] operations per `Instant` pair so the clock's cost is spread
-//! thin.
+//! "iteration" is named in its doc; per-task figures divide by the tasks one
+//! iteration moves (criterion also prints them as elements/s).
+//!
+//! Time is the benchmark thread's CPU time ([`ThreadCpuTime`]), not wall
+//! time, so that time spent descheduled by other load on a shared machine is
+//! not counted. Steal and overflow benchmarks refill their rings outside the
+//! timed region and time many operations per clock read (each read is a
+//! system call).
 
 use std::cell::RefCell;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use crossbeam_deque::{Stealer, Worker};
 use wsbench_schedulers::__bench::{local, Local, Overflow, Steal, StealLimit};
@@ -29,11 +33,83 @@ const OWNER_BATCH: usize = RING_CAPACITY / 2;
 const HALF: usize = RING_CAPACITY / 2;
 
 /// Rings prepared per timed region in the steal and overflow benchmarks.
-/// 16 pairs of 256-slot rings of 8-byte tasks are 64 KiB: warm in L2.
-const PREPARED: usize = 16;
+/// 64 pairs of 256-slot rings of 8-byte tasks are 256 KiB: warm in L2.
+const PREPARED: usize = 64;
+
+/// Single-task steals from one full ring before it is refilled; it stays at
+/// least half full throughout.
+const SINGLE_STEALS_PER_FILL: u64 = HALF as u64;
 
 /// A task: tokio's are one pointer wide.
 type Task = usize;
+
+type Bench = Criterion<ThreadCpuTime>;
+
+/// Criterion measurement: CPU time of the calling thread, in nanoseconds.
+struct ThreadCpuTime(WallTime);
+
+impl Measurement for ThreadCpuTime {
+    type Intermediate = Duration;
+    type Value = Duration;
+
+    fn start(&self) -> Duration {
+        thread_cpu_time()
+    }
+
+    fn end(&self, start: Duration) -> Duration {
+        thread_cpu_time() - start
+    }
+
+    fn add(&self, v1: &Duration, v2: &Duration) -> Duration {
+        *v1 + *v2
+    }
+
+    fn zero(&self) -> Duration {
+        Duration::ZERO
+    }
+
+    fn to_f64(&self, value: &Duration) -> f64 {
+        value.as_nanos() as f64
+    }
+
+    fn formatter(&self) -> &dyn ValueFormatter {
+        // Same unit (nanoseconds) as wall time, so the same formatting.
+        self.0.formatter()
+    }
+}
+
+/// CPU time consumed by this thread so far.
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+fn thread_cpu_time() -> Duration {
+    /// `struct timespec` on 64-bit Linux (glibc and musl).
+    #[repr(C)]
+    struct Timespec {
+        seconds: i64,
+        nanoseconds: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, now: *mut Timespec) -> i32;
+    }
+    /// From `<time.h>`.
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut now = Timespec {
+        seconds: 0,
+        nanoseconds: 0,
+    };
+    // SAFETY: `now` is a valid, writable `struct timespec` for the duration of
+    // the call, and the C library linked by std provides `clock_gettime`.
+    let status = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    assert_eq!(status, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    let nanoseconds = u32::try_from(now.nanoseconds).expect("tv_nsec below 1e9");
+    Duration::new(now.seconds.unsigned_abs(), nanoseconds)
+}
+
+/// Elsewhere: wall time since the first call.
+#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+fn thread_cpu_time() -> Duration {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed()
+}
 
 /// An overflow sink that keeps what it gets in a `Vec` (cleared outside the
 /// timed region), so the benchmark measures the queue's side of overflow.
@@ -50,23 +126,27 @@ impl Overflow<Task> for VecSink {
     }
 }
 
-/// Runs `iters` operations on prepared states: `prepare` untimed, then `op`
-/// on up to [`PREPARED`] states inside one timed region.
+/// Runs `iters` operations: `prepare` on every state (untimed), then, in one
+/// timed region, `ops_per_state` operations on each state in turn; repeats
+/// until done.
 fn timed<S>(
     iters: u64,
     states: &mut [S],
+    ops_per_state: u64,
     mut prepare: impl FnMut(&mut S),
     mut op: impl FnMut(&mut S),
 ) -> Duration {
     let mut total = Duration::ZERO;
     let mut left = iters;
     while left > 0 {
-        let count = left.min(states.len() as u64) as usize;
-        states[..count].iter_mut().for_each(&mut prepare);
-        let start = Instant::now();
-        states[..count].iter_mut().for_each(&mut op);
-        total += start.elapsed();
-        left -= count as u64;
+        states.iter_mut().for_each(&mut prepare);
+        let start = thread_cpu_time();
+        for state in states.iter_mut() {
+            let count = left.min(ops_per_state);
+            (0..count).for_each(|_| op(state));
+            left -= count;
+        }
+        total += thread_cpu_time() - start;
     }
     total
 }
@@ -91,7 +171,7 @@ fn crossbeam_empty(worker: &Worker<Task>) {
 }
 
 /// One owner iteration: push a batch, pop it all.
-fn owner(c: &mut Criterion) {
+fn owner(c: &mut Bench) {
     let mut group = c.benchmark_group("owner_push_pop");
     group.throughput(Throughput::Elements(OWNER_BATCH as u64));
     let sink = VecSink::default();
@@ -125,84 +205,138 @@ fn owner(c: &mut Criterion) {
     group.finish();
 }
 
-/// One iteration: one steal from a full ring.
-fn steal(c: &mut Criterion) {
-    let mut group = c.benchmark_group("steal");
-    let mut ours: Vec<(Local<Task>, Steal<Task>, Local<Task>)> = (0..PREPARED)
+/// A victim ring, its steal handle, and the thief's own ring.
+type OursPair = (Local<Task>, Steal<Task>, Local<Task>);
+type CrossbeamPair = (Worker<Task>, Stealer<Task>, Worker<Task>);
+
+fn ours_pairs() -> Vec<OursPair> {
+    (0..PREPARED)
         .map(|_| {
             let (src, steal) = local(RING_CAPACITY);
             (src, steal, local(RING_CAPACITY).0)
         })
-        .collect();
-    let mut theirs: Vec<(Worker<Task>, Stealer<Task>, Worker<Task>)> = (0..PREPARED)
+        .collect()
+}
+
+fn crossbeam_pairs() -> Vec<CrossbeamPair> {
+    (0..PREPARED)
         .map(|_| {
             let src = Worker::new_fifo();
             let stealer = src.stealer();
             (src, stealer, Worker::new_fifo())
         })
-        .collect();
-    let prepare_ours = |(src, _, dst): &mut (Local<Task>, Steal<Task>, Local<Task>)| {
-        ours_empty(dst);
-        ours_full(src);
-    };
-    let prepare_theirs = |(src, _, dst): &mut (Worker<Task>, Stealer<Task>, Worker<Task>)| {
-        crossbeam_empty(dst);
-        crossbeam_full(src);
-    };
+        .collect()
+}
 
+/// Untimed: a full victim, an empty thief.
+fn prepare_ours((src, _, dst): &mut OursPair) {
+    ours_empty(dst);
+    ours_full(src);
+}
+
+fn prepare_crossbeam((src, _, dst): &mut CrossbeamPair) {
+    crossbeam_empty(dst);
+    crossbeam_full(src);
+}
+
+/// One iteration: one single-task steal from a full ring.
+fn steal_one(c: &mut Bench) {
+    let mut group = c.benchmark_group("steal_one");
     group.throughput(Throughput::Elements(1));
-    group.bench_function("one/ours", |b| {
+    let (mut ours, mut theirs) = (ours_pairs(), crossbeam_pairs());
+    group.bench_function("ours", |b| {
         b.iter_custom(|iters| {
-            timed(iters, &mut ours, prepare_ours, |(_, steal, dst)| {
-                black_box(steal.steal_into(dst, StealLimit::AtMost(1)));
-            })
+            timed(
+                iters,
+                &mut ours,
+                SINGLE_STEALS_PER_FILL,
+                prepare_ours,
+                |(_, steal, dst)| {
+                    black_box(steal.steal_into(dst, StealLimit::AtMost(1)));
+                },
+            )
         })
     });
-    group.bench_function("one/crossbeam", |b| {
+    group.bench_function("crossbeam", |b| {
         b.iter_custom(|iters| {
-            timed(iters, &mut theirs, prepare_theirs, |(_, stealer, _)| {
-                let _ = black_box(stealer.steal());
-            })
+            timed(
+                iters,
+                &mut theirs,
+                SINGLE_STEALS_PER_FILL,
+                prepare_crossbeam,
+                |(_, stealer, _)| {
+                    let _ = black_box(stealer.steal());
+                },
+            )
         })
     });
+    group.finish();
+}
 
+/// One iteration: one batch steal from a full ring; half of it (128 tasks)
+/// unless the id says crossbeam's default batch.
+fn steal_batch(c: &mut Bench) {
+    let mut group = c.benchmark_group("steal_batch");
+    let (mut ours, mut theirs) = (ours_pairs(), crossbeam_pairs());
     group.throughput(Throughput::Elements(HALF as u64));
     group.bench_function("half_of_256/ours", |b| {
         b.iter_custom(|iters| {
-            timed(iters, &mut ours, prepare_ours, |(_, steal, dst)| {
+            timed(iters, &mut ours, 1, prepare_ours, |(_, steal, dst)| {
                 black_box(steal.steal_into(dst, StealLimit::Half));
             })
         })
     });
     group.bench_function("half_of_256/crossbeam_batch_and_pop", |b| {
         b.iter_custom(|iters| {
-            timed(iters, &mut theirs, prepare_theirs, |(_, stealer, dst)| {
-                let _ = black_box(stealer.steal_batch_with_limit_and_pop(dst, HALF));
-            })
+            timed(
+                iters,
+                &mut theirs,
+                1,
+                prepare_crossbeam,
+                |(_, stealer, dst)| {
+                    let _ = black_box(stealer.steal_batch_with_limit_and_pop(dst, HALF));
+                },
+            )
         })
     });
     group.bench_function("half_of_256/crossbeam_batch", |b| {
         b.iter_custom(|iters| {
-            timed(iters, &mut theirs, prepare_theirs, |(_, stealer, dst)| {
-                let _ = black_box(stealer.steal_batch_with_limit(dst, HALF));
-            })
+            timed(
+                iters,
+                &mut theirs,
+                1,
+                prepare_crossbeam,
+                |(_, stealer, dst)| {
+                    let _ = black_box(stealer.steal_batch_with_limit(dst, HALF));
+                },
+            )
         })
     });
-
-    // crossbeam's default batch is at most 32 tasks.
     group.throughput(Throughput::Elements(CROSSBEAM_DEFAULT_BATCH as u64));
-    group.bench_function("default_batch/crossbeam_batch_and_pop", |b| {
+    group.bench_function("default_32/crossbeam_batch_and_pop", |b| {
         b.iter_custom(|iters| {
-            timed(iters, &mut theirs, prepare_theirs, |(_, stealer, dst)| {
-                let _ = black_box(stealer.steal_batch_and_pop(dst));
-            })
+            timed(
+                iters,
+                &mut theirs,
+                1,
+                prepare_crossbeam,
+                |(_, stealer, dst)| {
+                    let _ = black_box(stealer.steal_batch_and_pop(dst));
+                },
+            )
         })
     });
-    group.bench_function("default_batch/crossbeam_batch", |b| {
+    group.bench_function("default_32/crossbeam_batch", |b| {
         b.iter_custom(|iters| {
-            timed(iters, &mut theirs, prepare_theirs, |(_, stealer, dst)| {
-                let _ = black_box(stealer.steal_batch(dst));
-            })
+            timed(
+                iters,
+                &mut theirs,
+                1,
+                prepare_crossbeam,
+                |(_, stealer, dst)| {
+                    let _ = black_box(stealer.steal_batch(dst));
+                },
+            )
         })
     });
     group.finish();
@@ -213,7 +347,7 @@ const CROSSBEAM_DEFAULT_BATCH: usize = 32;
 
 /// One iteration: one push into a full ring, which spills half of it plus the
 /// new task (129 tasks) into the sink. crossbeam grows instead; no peer.
-fn overflow(c: &mut Criterion) {
+fn overflow(c: &mut Bench) {
     let mut group = c.benchmark_group("overflow");
     group.throughput(Throughput::Elements(HALF as u64 + 1));
     let mut rings: Vec<(Local<Task>, Steal<Task>, VecSink)> = (0..PREPARED)
@@ -228,6 +362,7 @@ fn overflow(c: &mut Criterion) {
             timed(
                 iters,
                 &mut rings,
+                1,
                 |(src, _, sink)| {
                     sink.0.borrow_mut().clear();
                     ours_full(src);
@@ -243,7 +378,7 @@ fn overflow(c: &mut Criterion) {
 
 /// One iteration: the owner pushes a batch and pops until empty while one
 /// other thread keeps stealing half into its own queue and draining it.
-fn contended(c: &mut Criterion) {
+fn contended(c: &mut Bench) {
     let mut group = c.benchmark_group("contended_owner_push_pop");
     group.throughput(Throughput::Elements(OWNER_BATCH as u64));
     let stop = AtomicBool::new(false);
@@ -302,8 +437,9 @@ fn contended(c: &mut Criterion) {
 }
 
 /// Short runs: these are nanosecond operations with tight distributions.
-fn config() -> Criterion {
+fn config() -> Bench {
     Criterion::default()
+        .with_measurement(ThreadCpuTime(WallTime))
         .sample_size(20)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(1))
@@ -312,7 +448,7 @@ fn config() -> Criterion {
 criterion_group! {
     name = queues;
     config = config();
-    targets = owner, steal, overflow, contended
+    targets = owner, steal_one, steal_batch, overflow, contended
 }
 
 /// `queues --callgrind-case NAME` runs one single-threaded hot path once,
@@ -372,10 +508,10 @@ mod hot {
                 crossbeam_empty(&worker);
                 hot_crossbeam_push_pop(&worker);
             }
-            "ours_steal_half" => black_box(hot_ours_steal(&steal, &mut dst, StealLimit::Half)),
-            "crossbeam_steal_half" => black_box(hot_crossbeam_steal_half(&stealer, &theirs)),
-            "ours_steal_one" => black_box(hot_ours_steal(&steal, &mut dst, StealLimit::AtMost(1))),
-            "crossbeam_steal_one" => black_box(hot_crossbeam_steal_one(&stealer)),
+            "ours_steal_half" => hot_ours_steal(&steal, &mut dst, StealLimit::Half),
+            "crossbeam_steal_half" => hot_crossbeam_steal_half(&stealer, &theirs),
+            "ours_steal_one" => hot_ours_steal(&steal, &mut dst, StealLimit::AtMost(1)),
+            "crossbeam_steal_one" => hot_crossbeam_steal_one(&stealer),
             _ => panic!("unknown case {case:?}; cases: {}", CASES.join(", ")),
         }
     }

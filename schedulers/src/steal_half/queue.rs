@@ -989,10 +989,7 @@ mod tests {
     #[test]
     fn push_back_publishes_what_a_panicking_iterator_yielded() {
         let (mut local, _steal) = local::<u32>(CAPACITY);
-        let tasks = (0..4).map(|task| {
-            assert!(task < 2, "iterator gives up");
-            task
-        });
+        let tasks = (0..4).inspect(|&task| assert!(task < 2, "iterator gives up"));
         let result = catch_unwind(AssertUnwindSafe(|| local.push_back(tasks)));
         assert!(result.is_err());
         assert_eq!(drain(&mut local), vec![0, 1]);
@@ -1248,9 +1245,10 @@ mod stress {
                     task.run();
                 }
             }
-            while self.drain {
-                let Some(task) = owner.pop() else { break };
-                task.run();
+            if self.drain {
+                while let Some(task) = owner.pop() {
+                    task.run();
+                }
             }
         }
     }
