@@ -1244,6 +1244,10 @@ mod stress {
                     let Some(task) = owner.pop() else { break };
                     task.run();
                 }
+                // Not for correctness: on a machine with fewer cores than
+                // threads, the owner would otherwise finish whole time
+                // slices alone and the thieves would rarely overlap with it.
+                thread::yield_now();
             }
             if self.drain {
                 while let Some(task) = owner.pop() {
@@ -1329,10 +1333,10 @@ mod stress {
 /// --lib loom` in its own target dir. Every model is bounded at 2 preemptions
 /// there: each race below needs at most two (a thief cut off between its head
 /// and tail loads, or between claim and end of claim, plus one switch back),
-/// and each model then runs in under 0.1 s on a 2-core machine. Every model
-/// also passes with `LOOM_MAX_PREEMPTIONS=10` (all eight in 29 s, 19 s of it
-/// the first). Each non-Relaxed ordering in this file was weakened to Relaxed
-/// one at a time and at least one model failed at bound 2, except the
+/// and all nine together then take under a second on a 2-core machine. All
+/// also pass with `LOOM_MAX_PREEMPTIONS=10` (about a minute, most of it the
+/// first model). Each non-Relaxed ordering in this file was weakened to
+/// Relaxed one at a time and at least one model failed at bound 2, except the
 /// Acquire loads in `claim`, which only keep its retry lock-free.
 #[cfg(all(test, loom))]
 mod loom_tests {
@@ -1407,8 +1411,8 @@ mod loom_tests {
     }
 
     /// Pushes (single and batch) and pops race a steal that starts on an
-    /// empty ring. Bound 2: two threads, 0.09 s; the largest model (19 s at
-    /// bound 10).
+    /// empty ring. Bound 2: two threads; the largest model, the one that
+    /// dominates at higher bounds.
     #[test]
     fn loom_push_and_pop_race_one_thief() {
         check(|| {
@@ -1494,8 +1498,8 @@ mod loom_tests {
         reuse_slots_a_thief_freed(true);
     }
 
-    /// Two thieves race each other and the owner's pushes. Bound 2: with
-    /// three threads the space grows fastest here (1.7 s at bound 10).
+    /// Two thieves race each other and the owner's pushes. Bound 2: three
+    /// threads, so the space grows fast with the bound.
     #[test]
     fn loom_two_thieves_race() {
         check(|| {
