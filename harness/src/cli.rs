@@ -76,11 +76,11 @@ pub struct RunArgs {
 
     /// Measured time per run (`2s`, `500ms`; a bare number is seconds). Fixed-size benchmarks
     /// repeat until it is reached.
-    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    #[arg(long, value_name = "DURATION", default_value = "500ms")]
     pub duration: String,
 
     /// Warm-up before each run's measurement; discarded.
-    #[arg(long, value_name = "DURATION", default_value = "200ms")]
+    #[arg(long, value_name = "DURATION", default_value = "100ms")]
     pub warmup: String,
 
     /// Measured runs per cell, each in a fresh runtime.

@@ -26,6 +26,24 @@ const WATCHDOG_FACTOR: u32 = 3;
 /// ... plus this slack for runtime start-up and shutdown.
 const WATCHDOG_SLACK: Duration = Duration::from_secs(10);
 
+/// The cores this process may run on.
+pub fn allowed_cpus() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+/// Without `--rate`, an open-loop workload offers its per-worker default
+/// times the workers. With more workers than cores that is more load than
+/// the machine can serve, and the cell would measure only queueing in an
+/// overloaded system; so the default is capped at the allowed cores' worth.
+/// `None` = leave the workload's own default (workers fit the cores).
+pub fn capped_default_rate(workload: &WorkloadInfo, workers: usize) -> Option<f64> {
+    let per_worker = workload.default_rate_per_worker?;
+    let cores = allowed_cpus();
+    (workers > cores).then(|| per_worker * cores as f64)
+}
+
 /// The validated options of one `wsbench run`.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -389,7 +407,9 @@ impl RunConfig {
         let spec = WorkloadSpec {
             name: workload.name.to_string(),
             params: params.to_vec(),
-            rate_per_s: rate.map(|r| r as f64),
+            rate_per_s: rate
+                .map(|r| r as f64)
+                .or_else(|| capped_default_rate(workload, workers)),
         };
         let key = CellKey {
             scheduler: sched.name.to_string(),

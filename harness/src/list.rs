@@ -43,11 +43,8 @@ pub fn render() -> String {
         };
         let _ = writeln!(out, "{mark} {:<24} {}{tags}", w.name, w.about);
         for p in w.params {
-            let _ = writeln!(
-                out,
-                "      --param {}={:<12} {}",
-                p.name, p.default, p.about
-            );
+            let flag = format!("--param {}={}", p.name, p.default);
+            let _ = writeln!(out, "      {flag:<36} {}", p.about);
         }
     }
     out.push_str("\nKnobs (--knob NAME=VALUE[,VALUE..]; ours only):\n");

@@ -259,6 +259,14 @@ pub fn run_matrix(
         }
         if core_plan.oversubscribed {
             results.oversubscribed_workers.insert(cell.runtime.workers);
+            if cell.key.rate_per_s.is_none()
+                && crate::config::capped_default_rate(cell.workload, cell.runtime.workers).is_some()
+            {
+                results.add_note(format!(
+                    "open-loop default rates are capped at {} cores' worth when workers exceed cores; pass --rate to choose",
+                    cores.len()
+                ));
+            }
         }
         if core_plan.loadgen_shares_cores && config.pin {
             results.add_note(

@@ -40,7 +40,7 @@ fn run_writes_table_csv_json_and_hdr_logs() {
         &args(&[
             &[
                 "--sched",
-                "steal-half,tokio",
+                "steal-half,tokio,smol",
                 "--workers",
                 "1,2",
                 "--runs",
@@ -89,7 +89,7 @@ fn run_writes_table_csv_json_and_hdr_logs() {
         .iter()
         .take_while(|l| l.contains("yield-many"))
         .collect();
-    assert_eq!(rows.len(), 4, "one row per cell:\n{}", run.stdout);
+    assert_eq!(rows.len(), 6, "one row per cell:\n{}", run.stdout);
     assert!(
         rows.iter()
             .filter(|r| r.starts_with("tokio"))
@@ -112,7 +112,7 @@ fn run_writes_table_csv_json_and_hdr_logs() {
         counters.as_slice()
     );
     assert!(header.iter().any(|h| h == "status") && header.iter().any(|h| h == "p9999_us"));
-    assert_eq!(rows.len(), 4 * 2, "cells x runs");
+    assert_eq!(rows.len(), 6 * 2, "cells x runs");
     for row in &rows {
         assert_eq!(col(&header, row, "status"), "ok", "{row:?}");
         let throughput: f64 = col(&header, row, "throughput_per_s").parse().unwrap();
@@ -122,18 +122,21 @@ fn run_writes_table_csv_json_and_hdr_logs() {
         assert!(p50 <= p99, "p50 {p50} > p99 {p99}");
         let polls = col(&header, row, "polls");
         match col(&header, row, "scheduler") {
-            // Ours counts everything: polls and steals are numbers.
+            // Ours counts everything: every counter is a number.
             "steal-half" => {
                 assert!(polls.parse::<u64>().unwrap() > 0, "{row:?}");
-                col(&header, row, "steals")
-                    .parse::<u64>()
-                    .expect("steal-half reports steals");
-                col(&header, row, "lifo_hits")
-                    .parse::<u64>()
-                    .expect("steal-half reports LIFO hits");
+                for counter in COUNTER_NAMES.iter().chain(DRIVER_COUNTER_NAMES) {
+                    let value = col(&header, row, counter);
+                    assert!(
+                        value.parse::<u64>().is_ok(),
+                        "steal-half reports {counter}: {row:?}"
+                    );
+                }
             }
             // tokio cannot report LIFO hits: blank, never a guessed zero.
             "tokio" => assert_eq!(col(&header, row, "lifo_hits"), "", "{row:?}"),
+            // smol reports no scheduler counters at all.
+            "smol" => assert_eq!((polls, col(&header, row, "steals")), ("", ""), "{row:?}"),
             other => panic!("unexpected scheduler {other}"),
         }
     }
@@ -151,13 +154,13 @@ fn run_writes_table_csv_json_and_hdr_logs() {
                 .contains("rustc")
     );
     let cells = json["cells"].as_array().unwrap();
-    assert_eq!(cells.len(), 4);
+    assert_eq!(cells.len(), 6);
     assert_eq!(
         cells
             .iter()
             .map(|c| c["runs"].as_array().unwrap().len())
             .sum::<usize>(),
-        8
+        12
     );
     assert!(cells[0]["throughput_per_s"]["median"].as_f64().unwrap() > 0.0);
     assert!(std::fs::read_to_string(dir.join("out.md"))
@@ -169,7 +172,7 @@ fn run_writes_table_csv_json_and_hdr_logs() {
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
-    assert_eq!(logs.len(), 4, "{logs:?}");
+    assert_eq!(logs.len(), 6, "{logs:?}");
     let log = logs
         .iter()
         .find(|p| p.to_string_lossy().contains("steal-half_w2"))

@@ -155,7 +155,8 @@ impl TcpStream {
         if buf.is_empty() {
             return Poll::Ready(Ok(0));
         }
-        self.io.poll_io(cx, Direction::Read, |mut s| s.read(buf))
+        self.io
+            .poll_transfer(cx, Direction::Read, buf.len(), |mut s| s.read(buf))
     }
 
     /// Fills `buf` exactly; `UnexpectedEof` if the stream ends first.
@@ -184,7 +185,8 @@ impl TcpStream {
         if buf.is_empty() {
             return Poll::Ready(Ok(0));
         }
-        self.io.poll_io(cx, Direction::Write, |mut s| s.write(buf))
+        self.io
+            .poll_transfer(cx, Direction::Write, buf.len(), |mut s| s.write(buf))
     }
 
     /// Writes all of `buf`.

@@ -37,7 +37,11 @@ fn deadline_after(now: Instant, duration: Duration) -> Instant {
 
 /// Waits until `duration` has elapsed.
 pub fn sleep(duration: Duration) -> Sleep {
-    Sleep::new(deadline_after(Instant::now(), duration))
+    let mut s = Sleep::new(deadline_after(Instant::now(), duration));
+    // The deadline is in the future now; if it has passed by the first poll,
+    // the wheel's clock (advanced at every driver turn) says so.
+    s.check_clock = duration.is_zero();
+    s
 }
 
 /// Waits until `deadline`.
@@ -64,6 +68,9 @@ pub struct Sleep {
     state: State,
     /// The driver the timer is filed with (set at the first poll).
     handle: Option<driver::Handle>,
+    /// Whether the first poll reads the clock so that a deadline already
+    /// passed completes at once.
+    check_clock: bool,
 }
 
 impl Sleep {
@@ -72,6 +79,7 @@ impl Sleep {
             deadline,
             state: State::Idle,
             handle: None,
+            check_clock: true,
         }
     }
 
@@ -90,6 +98,7 @@ impl Sleep {
         self.cancel();
         self.deadline = deadline;
         self.state = State::Idle;
+        self.check_clock = true;
     }
 
     fn cancel(&mut self) {
@@ -104,6 +113,11 @@ impl Sleep {
             return Poll::Ready(());
         }
         ready!(coop::poll_proceed(cx));
+        if matches!(self.state, State::Idle) && self.check_clock && self.deadline <= Instant::now()
+        {
+            self.state = State::Done;
+            return Poll::Ready(());
+        }
         let handle = self
             .handle
             .get_or_insert_with(|| context::with_driver(Clone::clone));

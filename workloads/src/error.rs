@@ -96,14 +96,6 @@ pub enum Error {
         /// The builder's error, as text.
         message: String,
     },
-    /// A scheduler that is listed but not compiled into this build.
-    #[error("scheduler `{sched}` is not available in this build: {reason}")]
-    Unavailable {
-        /// Scheduler name.
-        sched: String,
-        /// Why.
-        reason: &'static str,
-    },
     /// An I/O step of a workload (binding, connecting, spawning threads).
     #[error("I/O error while {context}: {source}")]
     Io {

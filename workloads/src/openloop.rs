@@ -72,7 +72,12 @@ pub(crate) struct LoadSpec {
 pub(crate) struct Window {
     pub start: Instant,
     pub measure_from: Instant,
+    /// No arrival is scheduled at or after this.
     pub end: Instant,
+    /// A generator that is behind keeps sending late until this (the
+    /// drain budget after `end`), then gives up and counts the rest as
+    /// skipped: an overloaded runtime shows growing latency, not silence.
+    pub send_until: Instant,
     pub midpoint: Instant,
 }
 
@@ -80,10 +85,12 @@ impl Window {
     pub(crate) fn new(spec: &LoadSpec) -> Window {
         let start = Instant::now() + START_LEAD;
         let measure_from = start + spec.warmup;
+        let end = measure_from + spec.duration;
         Window {
             start,
             measure_from,
-            end: measure_from + spec.duration,
+            end,
+            send_until: end + drain_budget(spec),
             midpoint: measure_from + spec.duration / 2,
         }
     }
@@ -174,7 +181,7 @@ pub(crate) struct GenTotals {
     /// Measured requests handed to the runtime.
     pub sent: u64,
     /// Scheduled (intended before `end`) but never sent: the generator was
-    /// too far behind when time ran out.
+    /// still too far behind at `send_until`.
     pub skipped: u64,
     /// Send time − intended time, measured requests.
     pub lag: Histogram<u64>,
@@ -199,7 +206,12 @@ impl GenTotals {
 /// The arrival schedule of generator `index` of `spec.threads`.
 pub(crate) fn schedule(spec: &LoadSpec, index: usize) -> Arrivals {
     let per_thread = spec.rate_per_s / spec.threads as f64;
-    let phase_ns = index as f64 * 1e9 / spec.rate_per_s;
+    // Uniform schedules interleave by phase; Poisson ones need none (and a
+    // phase would delay later threads' first arrivals).
+    let phase_ns = match spec.arrival {
+        ArrivalKind::Uniform => index as f64 * 1e9 / spec.rate_per_s,
+        ArrivalKind::Poisson => 0.0,
+    };
     Arrivals::new(
         spec.arrival,
         per_thread,
@@ -237,7 +249,7 @@ fn gen_thread(
             break;
         }
         let now = wait_until(intended);
-        if now >= w.end {
+        if now >= w.send_until {
             totals.skipped += 1 + count_left(&mut arrivals, w);
             break;
         }

@@ -43,6 +43,8 @@ pub fn validate(rt: &RuntimeSpec, w: &WorkloadSpec) -> Result<(), Error> {
 pub fn run(rt: &RuntimeSpec, w: &WorkloadSpec, opts: &RunOptions) -> Result<RunOutput, Error> {
     let which = which(rt)?;
     let plan = plan(rt, w)?;
+    // Calibrate the CPU spin now, not inside the first request.
+    crate::spin::iters_per_ns();
     match which {
         Which::Ours(kind) => crate::rt::ours::run_ours(kind, rt, &plan, opts),
         Which::Tokio => execute(TokioMulti::build(rt)?, rt, &plan, opts),

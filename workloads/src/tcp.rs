@@ -2,28 +2,29 @@
 //! running on the runtime under test, and an open-loop client made of
 //! plain std threads and blocking sockets, independent of every runtime.
 //!
-//! Client: one thread per connection (M, default 64), each with its own
-//! arrival schedule at `rate / M` (together: the offered rate). A
-//! connection carries one request at a time, as HTTP/1.1 without
-//! pipelining: when a response is late, the next request on that
-//! connection is sent late — and its latency is still measured from its
-//! *intended* send time (wrk2's correction); the uncorrected histogram
-//! measures from the actual send and shows what a naive client would
-//! report.
+//! Client: a pool of M connections (default 64), one plain std thread and
+//! blocking socket each, sharing one arrival schedule at the offered rate.
+//! A connection carries one request at a time, as HTTP/1.1 without
+//! pipelining; an idle connection takes the next arrival from the shared
+//! schedule, waits for its intended time and sends it. When every
+//! connection is busy (the server is slow), the next request is sent late —
+//! and its latency is still measured from its *intended* send time (wrk2's
+//! correction); the uncorrected histogram measures from the actual send and
+//! shows what a naive client would report.
 //!
 //! Server: an accept loop; one task per connection reads a request, runs
 //! the handler inline (a panic is caught and answered with a failure
 //! status, so the connection survives) and writes the response. It records
 //! queue wait (intended arrival → handler start) and service time.
 //!
-//! Wire format, little-endian: request = id u64, intended (ns after the
-//! run's start) u64, seed u64, flags u32, pad u32; response = id u64,
-//! status u8, pad 7.
+//! Wire format, little-endian: request = id u64, intended (ns after a base
+//! instant both sides share) u64, seed u64, flags u32, pad u32; response =
+//! id u64, status u8, pad 7.
 
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -31,6 +32,7 @@ use futures_lite::FutureExt;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
+use crate::arrivals::Arrivals;
 use crate::dist::Dist;
 use crate::micro::{fan_out, maybe_panic};
 use crate::openloop::{
@@ -46,6 +48,9 @@ const REQUEST_LEN: usize = 32;
 const RESPONSE_LEN: usize = 16;
 const FLAG_MEASURED: u32 = 1;
 const FLAG_PANIC: u32 = 2;
+/// The unrecorded round trip each client makes before the schedule starts.
+const FLAG_HELLO: u32 = 4;
+const HELLO_ID: u64 = u64::MAX;
 const STATUS_OK: u8 = 0;
 const STATUS_FAILED: u8 = 1;
 
@@ -72,21 +77,23 @@ pub(crate) enum Handler {
     Mixed(Mixed),
 }
 
-fn encode_request(r: &Request, base: Instant) -> [u8; REQUEST_LEN] {
+fn encode_request(r: &Request, base: Instant, extra_flags: u32) -> [u8; REQUEST_LEN] {
     let mut b = [0u8; REQUEST_LEN];
     b[0..8].copy_from_slice(&r.id.to_le_bytes());
     b[8..16].copy_from_slice(&nanos(r.intended - base).to_le_bytes());
     b[16..24].copy_from_slice(&r.seed.to_le_bytes());
-    let flags =
-        if r.measured { FLAG_MEASURED } else { 0 } | if r.must_panic { FLAG_PANIC } else { 0 };
+    let flags = extra_flags
+        | if r.measured { FLAG_MEASURED } else { 0 }
+        | if r.must_panic { FLAG_PANIC } else { 0 };
     b[24..28].copy_from_slice(&flags.to_le_bytes());
     b
 }
 
-fn decode_request(b: &[u8; REQUEST_LEN], base: Instant, first_poll: Instant) -> Request {
+/// The request, and whether it is the start-up hello.
+fn decode_request(b: &[u8; REQUEST_LEN], base: Instant, first_poll: Instant) -> (Request, bool) {
     let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8-byte field"));
     let flags = u32::from_le_bytes(b[24..28].try_into().expect("4-byte field"));
-    Request {
+    let req = Request {
         id: u64_at(0),
         intended: base + Duration::from_nanos(u64_at(8)),
         // The server never sees the client's send time; it is not used here.
@@ -94,7 +101,8 @@ fn decode_request(b: &[u8; REQUEST_LEN], base: Instant, first_poll: Instant) -> 
         seed: u64_at(16),
         measured: flags & FLAG_MEASURED != 0,
         must_panic: flags & FLAG_PANIC != 0,
-    }
+    };
+    (req, flags & FLAG_HELLO != 0)
 }
 
 async fn handle<S: Spawner>(sp: &S, req: Request, h: Handler) -> Outcome {
@@ -140,11 +148,15 @@ async fn connection<S: Spawner>(
     // Any read error, including the client closing, ends the connection.
     while read_exact(&sp, &mut stream, &mut buf).await.is_ok() {
         let first_poll = Instant::now();
-        let req = decode_request(&buf, base, first_poll);
-        let out = AssertUnwindSafe(handle(&sp, req, h))
-            .catch_unwind()
-            .await
-            .unwrap_or(Outcome::FAILED);
+        let (req, hello) = decode_request(&buf, base, first_poll);
+        let out = if hello {
+            Outcome::OK
+        } else {
+            AssertUnwindSafe(handle(&sp, req, h))
+                .catch_unwind()
+                .await
+                .unwrap_or(Outcome::FAILED)
+        };
         let done = Instant::now();
         if req.measured {
             collector.with_local(|hs| {
@@ -187,8 +199,8 @@ struct ConnResult {
     error: Option<io::Error>,
 }
 
-fn exchange(s: &mut TcpStream, req: &Request, base: Instant) -> io::Result<bool> {
-    s.write_all(&encode_request(req, base))?;
+fn exchange(s: &mut TcpStream, req: &Request, base: Instant, extra_flags: u32) -> io::Result<bool> {
+    s.write_all(&encode_request(req, base, extra_flags))?;
     let mut resp = [0u8; RESPONSE_LEN];
     s.read_exact(&mut resp)?;
     let id = u64::from_le_bytes(resp[0..8].try_into().expect("8-byte field"));
@@ -201,12 +213,116 @@ fn exchange(s: &mut TcpStream, req: &Request, base: Instant) -> io::Result<bool>
     Ok(resp[8] == STATUS_OK)
 }
 
-/// One connection's open-loop schedule; thread 0 fires `stall` at the
-/// midpoint.
+/// Start-up handshake between the client threads and the thread that
+/// owns the run: every client connects and completes one unrecorded
+/// round trip (so the server has accepted it) before the schedule's window
+/// is fixed and published. `None` published = abort.
+struct StartGate {
+    state: Mutex<(usize, Option<Option<Window>>)>,
+    published: Condvar,
+}
+
+impl StartGate {
+    fn new() -> StartGate {
+        StartGate {
+            state: Mutex::new((0, None)),
+            published: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, (usize, Option<Option<Window>>)> {
+        // No code panics while holding this lock.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A client is connected (or gave up); waits for the window.
+    fn arrive(&self) -> Option<Window> {
+        let mut st = self.lock();
+        st.0 += 1;
+        self.published.notify_all();
+        loop {
+            if let Some(w) = st.1 {
+                return w;
+            }
+            st = self
+                .published
+                .wait(st)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Waits until `n` clients arrived.
+    fn wait_for(&self, n: usize) {
+        let mut st = self.lock();
+        while st.0 < n {
+            st = self
+                .published
+                .wait(st)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    fn publish(&self, w: Option<Window>) {
+        self.lock().1 = Some(w);
+        self.published.notify_all();
+    }
+}
+
+fn connect(addr: SocketAddr, spec: &LoadSpec, base: Instant) -> io::Result<TcpStream> {
+    let mut s = TcpStream::connect(addr)?;
+    s.set_nodelay(true)?;
+    // Generous: a response can legitimately take the whole run plus the
+    // drain when the runtime is saturated.
+    s.set_read_timeout(Some(2 * drain_budget(spec) + spec.warmup + spec.duration))?;
+    let hello = Request {
+        id: HELLO_ID,
+        intended: base,
+        sent: base,
+        seed: 0,
+        measured: false,
+        must_panic: false,
+    };
+    exchange(&mut s, &hello, base, FLAG_HELLO)?;
+    Ok(s)
+}
+
+/// The arrival schedule every connection of the pool takes from.
+struct Shared {
+    arrivals: Arrivals,
+    next_id: u64,
+    stall_pending: bool,
+    skipped: u64,
+}
+
+impl Shared {
+    /// The next arrival before the window's end: (id, intended, whether
+    /// this request fires the mid-run stall).
+    fn take(&mut self, w: &Window) -> Option<(u64, Instant, bool)> {
+        let intended = w.start + Duration::from_nanos(self.arrivals.next_offset_ns());
+        if intended >= w.end {
+            return None;
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let fire = self.stall_pending && intended >= w.midpoint;
+        self.stall_pending &= !fire;
+        Some((id, intended, fire))
+    }
+}
+
+fn lock_shared(m: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    // Nothing panics while holding it.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One connection of the pool: takes arrivals from `shared` until the
+/// window ends.
 fn client_conn(
     addr: SocketAddr,
     spec: &LoadSpec,
-    w: &Window,
+    base: Instant,
+    gate: &StartGate,
+    shared: &Mutex<Shared>,
     index: usize,
     stall: &(impl Fn() + Sync),
 ) -> ConnResult {
@@ -216,34 +332,27 @@ fn client_conn(
         gen: GenTotals::new(),
         error: None,
     };
-    let mut arrivals = schedule(spec, index);
-    let connect = TcpStream::connect(addr).and_then(|s| {
-        s.set_nodelay(true)?;
-        s.set_read_timeout(Some(drain_budget(spec) + (w.end - w.start)))?;
-        Ok(s)
-    });
-    let mut s = match connect {
+    let conn = connect(addr, spec, base);
+    let Some(w) = gate.arrive() else { return r };
+    let mut s = match conn {
         Ok(s) => s,
         Err(e) => {
-            r.gen.skipped += count_left(&mut arrivals, w);
+            // The other connections carry the schedule.
             r.error = Some(e);
             return r;
         }
     };
-    let mut id = index as u64;
-    let mut stall_pending = index == 0 && !spec.stall.is_zero();
     loop {
-        let intended = w.start + Duration::from_nanos(arrivals.next_offset_ns());
-        if intended >= w.end {
+        let Some((id, intended, fire)) = lock_shared(shared).take(&w) else {
             break;
-        }
+        };
         let now = wait_until(intended);
-        if now >= w.end {
-            r.gen.skipped += 1 + count_left(&mut arrivals, w);
+        if now >= w.send_until {
+            let mut sh = lock_shared(shared);
+            sh.skipped += 1 + count_left(&mut sh.arrivals, &w);
             break;
         }
-        if stall_pending && intended >= w.midpoint {
-            stall_pending = false;
+        if fire {
             stall();
         }
         let measured = intended >= w.measure_from;
@@ -256,7 +365,7 @@ fn client_conn(
             measured,
             must_panic,
         };
-        let result = exchange(&mut s, &req, w.start);
+        let result = exchange(&mut s, &req, base, 0);
         let done = Instant::now();
         if measured {
             r.gen.sent += 1;
@@ -264,11 +373,8 @@ fn client_conn(
             r.histos
                 .record_client(intended, now, done, matches!(result, Ok(true)));
         }
-        id += spec.threads as u64;
         if let Err(e) = result {
-            // The connection is unusable; what it would still have sent is
-            // reported as skipped (the schedule slipped).
-            r.gen.skipped += count_left(&mut arrivals, w);
+            // This connection is unusable; the others carry on.
             r.error = Some(e);
             break;
         }
@@ -292,17 +398,17 @@ pub(crate) fn run_tcp<R: Rt>(rt: &R, spec: &LoadSpec, h: Handler) -> Result<Open
         })
         .map_err(|e| Error::io("binding the tcp-rpc server on 127.0.0.1", e))?
     };
-    let w = Window::new(spec);
+    let base = Instant::now();
     drop(sp.spawn(accept_loop(
         sp.clone(),
         listener,
         h,
-        w.start,
+        base,
         Arc::clone(&collector),
     )));
     let stall_for = spec.stall;
     let stall = || drop(sp.spawn(async move { thread::sleep(stall_for) }));
-    let (results, counters_start) = run_clients(addr, spec, &w, &stall, || sp.counters())?;
+    let (results, w, counters_start) = run_clients(addr, spec, base, &stall, || sp.counters())?;
     let mut report = merge_clients(results, &collector, spec, &w);
     report.counters = counters_delta(&counters_start, &sp.counters());
     Ok(report)
@@ -311,27 +417,57 @@ pub(crate) fn run_tcp<R: Rt>(rt: &R, spec: &LoadSpec, h: Handler) -> Result<Open
 fn run_clients<C: Fn() + Sync, T>(
     addr: SocketAddr,
     spec: &LoadSpec,
-    w: &Window,
+    base: Instant,
     stall: &C,
     at_measure_start: impl FnOnce() -> T,
-) -> Result<(Vec<ConnResult>, T), Error> {
-    thread::scope(|s| {
+) -> Result<(Vec<ConnResult>, Window, T), Error> {
+    let gate = StartGate::new();
+    let shared = Mutex::new(Shared {
+        arrivals: schedule(
+            &LoadSpec {
+                threads: 1,
+                ..spec.clone()
+            },
+            0,
+        ),
+        next_id: 0,
+        stall_pending: !spec.stall.is_zero(),
+        skipped: 0,
+    });
+    let res = thread::scope(|s| {
         let mut handles = Vec::with_capacity(spec.threads);
         for index in 0..spec.threads {
-            let h = thread::Builder::new()
+            let (gate, shared) = (&gate, &shared);
+            let spawned = thread::Builder::new()
                 .name(format!("wsbench-client-{index}"))
-                .spawn_scoped(s, move || client_conn(addr, spec, w, index, stall))
-                .map_err(|e| Error::io("starting a tcp client thread", e))?;
-            handles.push(h);
+                .spawn_scoped(s, move || {
+                    client_conn(addr, spec, base, gate, shared, index, stall)
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    gate.publish(None);
+                    return Err(Error::io("starting a tcp client thread", e));
+                }
+            }
         }
+        gate.wait_for(spec.threads);
+        let w = Window::new(spec);
+        gate.publish(Some(w));
         wait_until(w.measure_from);
         let snapshot = at_measure_start();
-        let results = handles
+        let results: Vec<_> = handles
             .into_iter()
             .map(|h| h.join().expect("a tcp client thread panicked"))
             .collect();
-        Ok((results, snapshot))
-    })
+        Ok((results, w, snapshot))
+    });
+    let (mut results, w, snapshot) = res?;
+    // The pool's skips are the schedule's, not one connection's.
+    if let Some(first) = results.first_mut() {
+        first.gen.skipped += lock_shared(&shared).skipped;
+    }
+    Ok((results, w, snapshot))
 }
 
 fn merge_clients(
@@ -391,7 +527,10 @@ mod tests {
             measured: true,
             must_panic: true,
         };
-        let back = decode_request(&encode_request(&r, base), base, base);
+        let (back, hello) = decode_request(&encode_request(&r, base, 0), base, base);
+        assert!(!hello);
+        let (_, hello) = decode_request(&encode_request(&r, base, FLAG_HELLO), base, base);
+        assert!(hello);
         assert_eq!(
             (back.id, back.seed, back.measured, back.must_panic),
             (77, 0xDEAD_BEEF, true, true)

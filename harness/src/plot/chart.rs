@@ -28,6 +28,13 @@ const Y_LABEL_AREA_PX: u32 = 80;
 /// Stroke width of series lines (axes and grid use 1).
 pub const LINE_WIDTH_PX: u32 = 2;
 const MARKER_RADIUS_PX: u32 = 3;
+/// Caption text opacity and its offset from the top of its band.
+const CAPTION_ALPHA: f64 = 0.7;
+const CAPTION_TOP_PX: i32 = 4;
+/// Legend swatch: width and half height.
+const LEGEND_SWATCH_PX: (i32, i32) = (16, 4);
+/// Opacity of the legend's background over the lines.
+const LEGEND_BACKGROUND_ALPHA: f64 = 0.85;
 /// Opacity of the min..max band.
 const BAND_ALPHA: f64 = 0.15;
 /// Axis padding on log axes (multiplicative) and linear ones (fraction).
@@ -176,16 +183,17 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
-    let (width, height) = root.dim_in_pixel();
+    let (_, height) = root.dim_in_pixel();
     let (plot_area, caption_area) = root.split_vertically(height.saturating_sub(CAPTION_BAND_PX));
     caption_area
         .draw_text(
             &chart.caption,
-            &(FONT, CAPTION_PX).into_font().color(&BLACK.mix(0.7)),
-            (MARGIN_PX as i32, 4),
+            &(FONT, CAPTION_PX)
+                .into_font()
+                .color(&BLACK.mix(CAPTION_ALPHA)),
+            (MARGIN_PX as i32, CAPTION_TOP_PX),
         )
         .map_err(|e| anyhow!("{e}"))?;
-    let _ = width;
     let all = || chart.series.iter().flat_map(|s| s.points.iter());
     let (x0, x1) = bounds(all().map(|p| p.x), chart.x_scale);
     let (y0, y1) = bounds(all().flat_map(|p| [p.y, p.lo, p.hi]), chart.y_scale);
@@ -262,7 +270,15 @@ where
         ))
         .map_err(|e| anyhow!("{e}"))?
         .label(&s.name)
-        .legend(move |(x, y)| Rectangle::new([(x, y - 4), (x + 16, y + 4)], color.filled()));
+        .legend(move |(x, y)| {
+            Rectangle::new(
+                [
+                    (x, y - LEGEND_SWATCH_PX.1),
+                    (x + LEGEND_SWATCH_PX.0, y + LEGEND_SWATCH_PX.1),
+                ],
+                color.filled(),
+            )
+        });
         if chart.markers || s.points.len() == 1 {
             ctx.draw_series(
                 s.points
@@ -273,7 +289,7 @@ where
         }
     }
     ctx.configure_series_labels()
-        .background_style(WHITE.mix(0.85))
+        .background_style(WHITE.mix(LEGEND_BACKGROUND_ALPHA))
         .border_style(BLACK)
         .label_font((FONT, LABEL_PX))
         .position(SeriesLabelPosition::UpperLeft)

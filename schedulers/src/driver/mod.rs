@@ -129,7 +129,11 @@ impl Driver {
             self.handle.shared.time.before_park(timeout)
         };
         self.poll_io(wait);
-        self.handle.shared.time.after_park(&mut self.wakers);
+        let blocked = wait != Some(Duration::ZERO);
+        self.handle
+            .shared
+            .time
+            .after_park(&mut self.wakers, blocked);
         self.wakers.drain(..).for_each(Waker::wake);
     }
 
@@ -183,6 +187,7 @@ impl Driver {
     }
 
     /// A handle to this driver.
+    #[allow(dead_code)] // reason: interface for the runtime; the driver tests use it
     pub(crate) fn handle(&self) -> &Handle {
         &self.handle
     }
@@ -219,6 +224,7 @@ impl Handle {
     }
 
     /// Whether [`Driver::shutdown`] has run.
+    #[allow(dead_code)] // reason: interface for the runtime; the driver tests use it
     pub(crate) fn is_shutdown(&self) -> bool {
         // Acquire: pairs with the Release store in `Driver::shutdown`.
         self.shared.shutdown.load(Ordering::Acquire)

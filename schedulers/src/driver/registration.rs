@@ -89,7 +89,32 @@ impl<S: mio::event::Source> PollEvented<S> {
         &self,
         cx: &mut Context<'_>,
         dir: Direction,
+        op: impl FnMut(&S) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        self.poll_io_inner(cx, dir, op, |_| false)
+    }
+
+    /// [`poll_io`](Self::poll_io) for a stream read or write of `len` bytes:
+    /// a short transfer (`0 < n < len`) means the socket buffer was drained
+    /// (read) or filled (write), so the readiness seen is cleared at once,
+    /// saving the syscall that would only return `WouldBlock`. An edge that
+    /// arrived meanwhile has bumped the tick and survives the clear.
+    pub(crate) fn poll_transfer(
+        &self,
+        cx: &mut Context<'_>,
+        dir: Direction,
+        len: usize,
+        op: impl FnMut(&S) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        self.poll_io_inner(cx, dir, op, |&n| n > 0 && n < len)
+    }
+
+    fn poll_io_inner<R>(
+        &self,
+        cx: &mut Context<'_>,
+        dir: Direction,
         mut op: impl FnMut(&S) -> io::Result<R>,
+        exhausted: impl Fn(&R) -> bool,
     ) -> Poll<io::Result<R>> {
         ready!(coop::poll_proceed(cx));
         loop {
@@ -98,7 +123,13 @@ impl<S: mio::event::Source> PollEvented<S> {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.registration.clear_readiness(seen)
                 }
-                result => return Poll::Ready(result),
+                Ok(r) => {
+                    if exhausted(&r) {
+                        self.registration.clear_readiness(seen);
+                    }
+                    return Poll::Ready(Ok(r));
+                }
+                Err(e) => return Poll::Ready(Err(e)),
             }
         }
     }

@@ -21,6 +21,11 @@
 //!    wake-up even if epoll has not been entered yet.
 //! 3. After the poll, the driver clears `parked_until` and advances the wheel.
 //!
+//! A poll that did not block (the workers' periodic zero-timeout poll) skips
+//! the lock entirely when the clock has not reached `next_due`, a lower
+//! bound on the earliest pending tick that every insert lowers and every
+//! advance recomputes, both under the lock.
+//!
 //! Wakers are never woken nor dropped under the lock: a waker's drop can
 //! free a task whose future owns a `Sleep`, whose drop takes this lock.
 
@@ -32,7 +37,9 @@ use crate::loom::sync::atomic::{AtomicU64, Ordering};
 use crate::loom::sync::{Mutex, MutexGuard};
 
 /// Nanoseconds per tick: the wheel's resolution is one millisecond.
-const TICK_NS: u128 = 1_000_000;
+const TICK_NS: u32 = 1_000_000;
+/// Ticks per second.
+const TICKS_PER_S: u64 = 1_000;
 /// Microseconds per tick, for lateness.
 const NS_PER_US: u128 = 1_000;
 
@@ -75,6 +82,8 @@ pub(crate) struct TimerCounters {
 pub(crate) struct TimeShared {
     core: Mutex<TimeCore>,
     origin: Instant,
+    /// Lower bound on the earliest pending tick (`u64::MAX`: none).
+    next_due: AtomicU64,
     pub(crate) counters: TimerCounters,
 }
 
@@ -87,6 +96,7 @@ impl TimeShared {
                 shutdown: false,
             }),
             origin: Instant::now(),
+            next_due: AtomicU64::new(u64::MAX),
             counters: TimerCounters::default(),
         }
     }
@@ -106,14 +116,21 @@ impl TimeShared {
 
     /// The tick of `deadline`, rounded up; saturates instead of overflowing.
     pub(crate) fn tick_ceil(&self, deadline: Instant) -> u64 {
-        let ns = deadline.saturating_duration_since(self.origin).as_nanos();
-        u64::try_from(ns.div_ceil(TICK_NS)).unwrap_or(u64::MAX)
+        let d = deadline.saturating_duration_since(self.origin);
+        // u64 arithmetic: `as_nanos` is u128 and its division is slow.
+        let sub_ticks = u64::from(d.subsec_nanos().div_ceil(TICK_NS));
+        d.as_secs()
+            .saturating_mul(TICKS_PER_S)
+            .saturating_add(sub_ticks)
     }
 
     /// The last tick the clock has reached at `now`.
     fn tick_floor(&self, now: Instant) -> u64 {
-        let ns = now.saturating_duration_since(self.origin).as_nanos();
-        u64::try_from(ns / TICK_NS).unwrap_or(u64::MAX)
+        let d = now.saturating_duration_since(self.origin);
+        let sub_ticks = u64::from(d.subsec_nanos() / TICK_NS);
+        d.as_secs()
+            .saturating_mul(TICKS_PER_S)
+            .saturating_add(sub_ticks)
     }
 
     /// The instant of `tick`; `None` if it is not representable.
@@ -122,11 +139,11 @@ impl TimeShared {
     }
 
     /// Files a timer for `deadline` that wakes `waker`. The caller unparks
-    /// the driver when told to (handshake step 2).
+    /// the driver when told to (handshake step 2). `Elapsed` only if the
+    /// wheel's clock has passed the deadline: a caller that wants "a past
+    /// deadline is ready now" checks the clock first (a clock read costs
+    /// as much as the rest of an insert, so `sleep(d)` skips it).
     pub(crate) fn register(&self, deadline: Instant, waker: &Waker) -> Registered {
-        if deadline <= Instant::now() {
-            return Registered::Elapsed;
-        }
         let when = self.tick_ceil(deadline);
         let data = TimerData {
             waker: Some(waker.clone()),
@@ -139,6 +156,9 @@ impl TimeShared {
         }
         match core.wheel.insert(when, data) {
             Ok(key) => {
+                // Release: publishes the lower bound to `after_park`'s
+                // lock-free Acquire check (the wheel itself is read locked).
+                self.next_due.fetch_min(when, Ordering::Release);
                 let unpark = core.parked_until.is_some_and(|until| when < until);
                 Registered::Pending { key, unpark }
             }
@@ -205,10 +225,15 @@ impl TimeShared {
     }
 
     /// Handshake step 3: fires every due timer; their wakers go to `out`
-    /// (in deadline order) for the caller to wake after the lock.
-    pub(crate) fn after_park(&self, out: &mut Vec<Waker>) {
+    /// (in deadline order) for the caller to wake after the lock. `blocked`:
+    /// whether `before_park` recorded a wake-up tick to clear.
+    pub(crate) fn after_park(&self, out: &mut Vec<Waker>, blocked: bool) {
         let now = Instant::now();
         let now_tick = self.tick_floor(now);
+        // Acquire: pairs with the Release of `register` / the store below.
+        if !blocked && now_tick < self.next_due.load(Ordering::Acquire) {
+            return; // nothing can be due: skip the lock
+        }
         let mut late_total_us = 0u64;
         let mut late_max_us = 0u64;
         let mut core = self.lock();
@@ -220,6 +245,9 @@ impl TimeShared {
             late_max_us = late_max_us.max(late_us);
             out.extend(data.waker.take());
         });
+        let next = core.wheel.next_expiration().unwrap_or(u64::MAX);
+        // Release: see `register`; under the lock, so inserts cannot race it.
+        self.next_due.store(next, Ordering::Release);
         drop(core);
         if fired > 0 {
             self.record_fired(fired as u64, late_total_us, late_max_us);
@@ -295,7 +323,17 @@ mod tests {
     fn past_deadline_is_elapsed_without_filing() {
         let t = TimeShared::new();
         assert!(matches!(
-            t.register(Instant::now(), Waker::noop()),
+            t.register(t.origin, Waker::noop()),
+            Registered::Elapsed
+        ));
+        let past = Instant::now();
+        // Let the clock reach the next tick; then the wheel has passed `past`.
+        while t.tick_floor(Instant::now()) <= t.tick_ceil(past) {
+            std::hint::spin_loop();
+        }
+        t.after_park(&mut Vec::new(), true);
+        assert!(matches!(
+            t.register(past, Waker::noop()),
             Registered::Elapsed
         ));
         assert_eq!(t.pending(), 0);
@@ -317,7 +355,7 @@ mod tests {
         let Registered::Pending { unpark: false, .. } = t.register(later, Waker::noop()) else {
             panic!()
         };
-        t.after_park(&mut Vec::new());
+        t.after_park(&mut Vec::new(), true);
         let Registered::Pending { unpark: false, .. } = t.register(soon, Waker::noop()) else {
             panic!("no driver is parked any more")
         };

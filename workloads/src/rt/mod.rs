@@ -16,7 +16,6 @@
 //! The references use their own reactors and timers: that is the point of a
 //! reference.
 
-#[path = "ours_pending.rs"]
 pub(crate) mod ours;
 mod pin;
 pub(crate) mod smol_rt;

@@ -4,6 +4,9 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
+use wsbench_schedulers::SchedulerKind;
+
+use super::ours::Ours;
 use super::smol_rt::Smol;
 use super::tokio_rt::{TokioCurrent, TokioMulti};
 use super::{read_exact, Rt, Spawner, TaskFailed};
@@ -139,6 +142,18 @@ macro_rules! per_runtime {
             fn smol() {
                 $check(Smol::build(&spec("smol", 2)).unwrap());
             }
+
+            #[test]
+            fn ours_every_policy() {
+                for kind in SchedulerKind::ALL {
+                    let workers = if kind == SchedulerKind::CurrentThread {
+                        1
+                    } else {
+                        2
+                    };
+                    $check(Ours::build(kind, &spec(kind.name(), workers)).unwrap());
+                }
+            }
         }
     };
 }
@@ -162,4 +177,28 @@ fn tokio_reports_only_what_its_stable_metrics_mean() {
 #[test]
 fn smol_reports_no_counters() {
     counters_have_every_name(Smol::build(&spec("smol", 2)).unwrap(), &[]);
+}
+
+#[test]
+fn ours_report_every_counter() {
+    let all: Vec<_> = super::counter_names().collect();
+    counters_have_every_name(
+        Ours::build(SchedulerKind::StealHalf, &spec("steal-half", 2)).unwrap(),
+        &all,
+    );
+}
+
+#[test]
+fn knobs_reach_our_builder() {
+    let mut s = spec("steal-half", 2);
+    s.knobs = vec![
+        ("lifo".into(), "off".into()),
+        ("queue-capacity".into(), "64".into()),
+    ];
+    assert!(Ours::build(SchedulerKind::StealHalf, &s).is_ok());
+    s.knobs = vec![("queue-capacity".into(), "100".into())];
+    let e = Ours::build(SchedulerKind::StealHalf, &s)
+        .err()
+        .expect("a bad knob value must fail the build");
+    assert!(e.to_string().contains("100"), "{e}");
 }

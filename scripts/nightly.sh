@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Nightly regression run for wsbench.
+#
+#   scripts/nightly.sh                run the nightly matrix, compare with the baseline
+#   scripts/nightly.sh --tiny         the same pipeline on a tiny matrix (CI smoke run,
+#                                     under 2 minutes after the build); also WSBENCH_TINY=1
+#   scripts/nightly.sh --promote DIR  make DIR's results the baseline of this machine
+#                                     (copies DIR/results.csv to results/baseline/; commit it)
+#
+# A run writes results/nightly/<UTC date and time>[-tiny]/:
+#   results.csv  results.json  summary.md  table.txt  mode  hdr/*.hlog  plots/*.svg|png
+#   compare.md  compare.json  (when a baseline exists)
+# and exits with `wsbench compare`'s status: 0 nothing regressed, 1 something
+# regressed, 2 unusable input. With no baseline for this machine it says how to
+# promote one and exits 0.
+#
+# The baseline is results/baseline/<host>[-tiny].csv, else
+# results/baseline/<cpu-model>-<N>cpu[-tiny].csv (names lower-cased, non
+# alphanumerics as '-'), else $WSBENCH_BASELINE when set (that one wins).
+#
+# Environment: WSBENCH_BIN (a built wsbench; default: cargo build --release),
+# WSBENCH_OUT (output directory), WSBENCH_BASELINE, WSBENCH_NIGHTLY_WORKLOADS.
+# Scripts read CSV/JSON only; they never parse wsbench's tables.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+slug() { tr '[:upper:]' '[:lower:]' | sed -e 's/[^a-z0-9]\{1,\}/-/g' -e 's/^-//' -e 's/-$//'; }
+cpu_model() {
+    # Same source as wsbench's cpu_model on Linux; empty elsewhere.
+    sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo 2>/dev/null | head -n 1
+}
+logical_cpus() { getconf _NPROCESSORS_ONLN 2>/dev/null || nproc; }
+
+# The baseline file names for this machine, most specific first.
+baseline_candidates() {
+    local suffix=$1
+    echo "results/baseline/$(uname -n | slug)${suffix}.csv"
+    local cpu
+    cpu=$(cpu_model | slug)
+    if [ -n "$cpu" ]; then
+        echo "results/baseline/${cpu}-$(logical_cpus)cpu${suffix}.csv"
+    fi
+}
+
+tiny=${WSBENCH_TINY:-0}
+case "${1:-}" in
+    --tiny) tiny=1 ;;
+    --promote)
+        dir=${2:?usage: scripts/nightly.sh --promote results/nightly/<run>}
+        [ -f "$dir/results.csv" ] || { echo "error: $dir/results.csv does not exist" >&2; exit 2; }
+        suffix=""
+        if [ "$(cat "$dir/mode" 2>/dev/null)" = tiny ]; then suffix="-tiny"; fi
+        target=$(baseline_candidates "$suffix" | head -n 1)
+        mkdir -p results/baseline
+        cp "$dir/results.csv" "$target.tmp.$$" && mv "$target.tmp.$$" "$target"
+        echo "promoted $dir/results.csv -> $target"
+        echo "commit it: git add $target && git commit -m 'baseline: $(uname -n)' -- $target"
+        exit 0
+        ;;
+    "") ;;
+    *) echo "error: unknown argument '$1'; usage: scripts/nightly.sh [--tiny | --promote DIR]" >&2; exit 2 ;;
+esac
+
+cores=$(logical_cpus)
+if [ "$tiny" = 1 ]; then
+    suffix="-tiny"
+    matrix=(--sched steal-half,steal-one,global,tokio --workers 1,2 --workload yield-many,rpc-fanout
+            --param tasks=50 --param yields=200 --duration 300ms --warmup 50ms --runs 5)
+else
+    suffix=""
+    # Powers of two up to the core count, plus the core count itself.
+    workloads=${WSBENCH_NIGHTLY_WORKLOADS:-yield-many,spawn-many-remote-busy1,ping-pong,rpc-fanout,skewed,tcp-rpc}
+    matrix=(--sched all --workers "1..=${cores}:pow2,${cores}" --workload "$workloads"
+            --duration 2s --warmup 500ms --runs 5)
+fi
+
+out=${WSBENCH_OUT:-results/nightly/$(date -u +%Y-%m-%dT%H%M%SZ)${suffix}}
+mkdir -p "$out"
+if [ "$tiny" = 1 ]; then echo tiny > "$out/mode"; else echo full > "$out/mode"; fi
+
+if [ -n "${WSBENCH_BIN:-}" ]; then
+    bin=$WSBENCH_BIN
+else
+    cargo build --release -p wsbench >&2
+    bin=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/release/wsbench
+fi
+
+echo "nightly: ${cores} logical CPUs, output in $out" >&2
+"$bin" run "${matrix[@]}" --quiet \
+    --csv "$out/results.csv" --json "$out/results.json" --markdown "$out/summary.md" --hdr-dir "$out/hdr" \
+    | tee "$out/table.txt"
+"$bin" plot "$out/results.csv" --out "$out/plots" --hdr-dir "$out/hdr" > "$out/plots.txt"
+
+baseline=${WSBENCH_BASELINE:-}
+if [ -z "$baseline" ]; then
+    while read -r candidate; do
+        if [ -f "$candidate" ]; then baseline=$candidate; break; fi
+    done < <(baseline_candidates "$suffix")
+fi
+if [ -z "$baseline" ] || [ ! -f "$baseline" ]; then
+    {
+        echo "no baseline for this machine (looked for: $(baseline_candidates "$suffix" | tr '\n' ' '))"
+        echo "to make this run the baseline: scripts/nightly.sh --promote $out"
+    } | tee "$out/compare.md" >&2
+    exit 0
+fi
+
+status=0
+"$bin" compare "$baseline" "$out/results.csv" --out "$out/compare.md" --json "$out/compare.json" > /dev/null || status=$?
+cat "$out/compare.md"
+echo "nightly: compared with $baseline, exit status $status (0 ok, 1 regressed, 2 unusable input)" >&2
+exit "$status"

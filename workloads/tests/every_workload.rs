@@ -1,0 +1,117 @@
+//! Every workload of the default suite runs to completion on every
+//! scheduler (ours and the references) at 1, 2 and 8 workers, with a tiny
+//! duration, and its counts add up.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{opts, rt, run_watched, wl};
+use wsbench_workloads::api::{RunOutput, WorkloadInfo};
+
+const WORKER_COUNTS: [usize; 3] = [1, 2, 8];
+const DURATION_MS: u64 = 30;
+const WARMUP_MS: u64 = 10;
+/// Far beyond what any cell needs (well under a second each): only a hang
+/// reaches it.
+const WATCHDOG: Duration = Duration::from_secs(120);
+
+fn check(sched: &str, workers: usize, info: &WorkloadInfo, out: &RunOutput) {
+    let at = format!("{} on {sched} x{workers}", info.name);
+    assert_eq!(
+        out.sent,
+        out.ops + out.failed,
+        "{at}: sent != completed + failed ({out:?})"
+    );
+    assert!(out.ops > 0, "{at}: nothing completed");
+    // Every finished request (or bench iteration) is in the histogram.
+    assert_eq!(out.latency_ns.len(), out.ops + out.failed, "{at}");
+    // Only deadline workloads may fail without injected faults.
+    if !matches!(info.name, "timers" | "mixed") {
+        assert_eq!(out.failed, 0, "{at}: {:?}", out.notes);
+    }
+    for p in info.params {
+        assert!(
+            out.params.iter().any(|(n, _)| n == p.name),
+            "{at}: parameter {} not recorded",
+            p.name
+        );
+    }
+    if info.open_loop {
+        assert!(
+            out.offered_per_s.is_some() && out.params.iter().any(|(n, _)| n == "rate"),
+            "{at}"
+        );
+        let q = out
+            .queue_wait_ns
+            .as_ref()
+            .expect("open loop records queue wait");
+        assert_eq!(q.len(), out.ops + out.failed, "{at}: queue wait entries");
+    } else {
+        assert!(out.offered_per_s.is_none(), "{at}");
+        assert!(
+            out.extras
+                .iter()
+                .any(|(n, v)| n == "ns_per_task" && *v > 0.0),
+            "{at}: {:?}",
+            out.extras
+        );
+    }
+    let names: Vec<_> = out.counters.iter().map(|(n, _)| *n).collect();
+    let want: Vec<_> = wsbench_schedulers::metrics::COUNTER_NAMES
+        .iter()
+        .chain(wsbench_schedulers::metrics::DRIVER_COUNTER_NAMES)
+        .copied()
+        .collect();
+    assert_eq!(names, want, "{at}: counter names");
+}
+
+fn every_workload_on(sched: &str) {
+    let info = wsbench_workloads::schedulers()
+        .iter()
+        .find(|s| s.name == sched)
+        .expect("listed scheduler");
+    for workers in WORKER_COUNTS {
+        if info.single_worker_only && workers != 1 {
+            continue;
+        }
+        for w in wsbench_workloads::workloads()
+            .iter()
+            .filter(|w| w.in_default_suite)
+        {
+            let out = run_watched(
+                &rt(sched, workers),
+                &wl(w.name, &[], None),
+                &opts(DURATION_MS, WARMUP_MS),
+                WATCHDOG,
+            );
+            check(sched, workers, w, &out);
+        }
+    }
+}
+
+macro_rules! per_scheduler {
+    ($($test:ident => $name:literal,)*) => {
+        $( #[test] fn $test() { every_workload_on($name); } )*
+
+        #[test]
+        fn the_list_above_is_every_scheduler() {
+            let mut listed: Vec<_> = wsbench_workloads::schedulers().iter().map(|s| s.name).collect();
+            let mut tested = vec![$($name),*];
+            listed.sort_unstable();
+            tested.sort_unstable();
+            assert_eq!(listed, tested);
+        }
+    };
+}
+
+per_scheduler! {
+    global => "global",
+    per_worker => "per-worker",
+    steal_one => "steal-one",
+    steal_half => "steal-half",
+    current_thread => "current-thread",
+    tokio => "tokio",
+    tokio_current => "tokio-current",
+    smol => "smol",
+}
