@@ -84,8 +84,7 @@ const KINDS: &[(&str, Kind)] = &[
 ];
 
 impl Dist {
-    /// Builds a distribution of mean `mean_ns`; errors name the impossible
-    /// parameter.
+    /// A distribution of mean `mean_ns` (parameters already validated).
     fn new(kind: Kind, mean_ns: f64, p_slow: f64, ratio: f64, shape: f64) -> Dist {
         match kind {
             Kind::Fixed => Dist::Fixed { ns: mean_ns },
@@ -116,7 +115,7 @@ impl Dist {
     ) -> Result<Dist, Error> {
         let kind = p.choice(kind_param, KINDS)?;
         let mean_us = p.f64_in(mean_param, 0.0, MAX_MEAN_US)?;
-        let p_slow = read_open_unit(p, P_BIMODAL_P.name)?;
+        let p_slow = p.f64_open(P_BIMODAL_P.name, 0.0, 1.0)?;
         let ratio = p.f64_in(P_BIMODAL_RATIO.name, 1.0, MAX_SHAPE)?;
         let shape = p.f64_above(P_PARETO_SHAPE.name, 1.0, MAX_SHAPE)?;
         Ok(Dist::new(kind, mean_us * NS_PER_US, p_slow, ratio, shape))
@@ -161,14 +160,6 @@ impl Dist {
 /// A uniform draw in (0, 1].
 fn open_unit<R: Rng>(rng: &mut R) -> f64 {
     1.0 - rng.random::<f64>()
-}
-
-fn read_open_unit(p: &mut Params<'_>, name: &str) -> Result<f64, Error> {
-    let v = p.f64_above(name, 0.0, 1.0)?;
-    if v >= 1.0 {
-        return Err(p.bad(name, &v.to_string(), "a number in (0, 1)"));
-    }
-    Ok(v)
 }
 
 #[cfg(test)]

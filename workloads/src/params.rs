@@ -113,6 +113,18 @@ impl<'a> Params<'a> {
         }
     }
 
+    /// A finite number strictly between `lo` and `hi`.
+    pub(crate) fn f64_open(&mut self, name: &str, lo: f64, hi: f64) -> Result<f64, Error> {
+        let raw = self.raw(name);
+        match raw.parse::<f64>() {
+            Ok(v) if v.is_finite() && v > lo && v < hi => {
+                self.remember(name, raw.to_string());
+                Ok(v)
+            }
+            _ => Err(self.bad(name, raw, format!("a number in ({lo}, {hi})"))),
+        }
+    }
+
     /// An integer in `lo..=hi`.
     pub(crate) fn u64_in(&mut self, name: &str, lo: u64, hi: u64) -> Result<u64, Error> {
         let raw = self.raw(name);

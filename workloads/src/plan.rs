@@ -297,14 +297,7 @@ fn open_work(p: &mut Params<'_>, workers: usize, rate_per_s: f64) -> Result<Work
                 ],
             )?;
             let service = Dist::from_params(p, "service", "service-us")?;
-            let mut straggler_p = p.f64_above("straggler-p", 0.0, 1.0)?;
-            if straggler_p >= 1.0 {
-                return Err(p.bad(
-                    "straggler-p",
-                    &straggler_p.to_string(),
-                    "a number in (0, 1)",
-                ));
-            }
+            let mut straggler_p = p.f64_open("straggler-p", 0.0, 1.0)?;
             let straggler_factor = p.f64_in("straggler-factor", 1.0, MAX_STRAGGLER_FACTOR)?;
             if injection == Injection::OneWorker {
                 straggler_p = 0.0;

@@ -1,0 +1,167 @@
+//! Bad input is an error that names the bad value and says what is
+//! allowed; good input (every default, on every scheduler) validates.
+
+mod common;
+
+use common::{rt, wl};
+use wsbench_workloads::api::RuntimeSpec;
+use wsbench_workloads::{validate, Error};
+
+fn err(r: &RuntimeSpec, name: &str, params: &[(&str, &str)], rate: Option<f64>) -> String {
+    match validate(r, &wl(name, params, rate)) {
+        Ok(()) => panic!(
+            "{name} {params:?} rate {rate:?} on {} x{} was accepted",
+            r.sched, r.workers
+        ),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn assert_names(msg: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(msg.contains(p), "`{p}` missing from: {msg}");
+    }
+}
+
+#[test]
+fn every_default_validates_on_every_scheduler_from_2_to_128_workers() {
+    for s in wsbench_workloads::schedulers() {
+        for workers in [1, 2, 128] {
+            if s.single_worker_only && workers != 1 {
+                continue;
+            }
+            for w in wsbench_workloads::workloads() {
+                validate(&rt(s.name, workers), &wl(w.name, &[], None))
+                    .unwrap_or_else(|e| panic!("{} on {} x{workers}: {e}", w.name, s.name));
+            }
+        }
+    }
+}
+
+#[test]
+fn unknown_names_list_what_exists() {
+    let m = err(&rt("steal-all", 2), "rpc-fanout", &[], None);
+    assert_names(&m, &["`steal-all`", "steal-half", "tokio-current", "smol"]);
+    let m = err(&rt("tokio", 2), "rpc-fan-out", &[], None);
+    assert_names(
+        &m,
+        &["`rpc-fan-out`", "rpc-fanout", "tcp-rpc", "yield-many"],
+    );
+    let m = err(&rt("tokio", 2), "rpc-fanout", &[("fan-out", "3")], None);
+    assert_names(
+        &m,
+        &["`fan-out`", "fanout", "service-us", "loadgen-threads"],
+    );
+    let m = err(&rt("tokio", 2), "ping-pong", &[("fanout", "3")], None);
+    assert_names(&m, &["`fanout`", "pings"]);
+    let m = err(&rt("tokio", 2), "hang", &[("x", "1")], None);
+    assert_names(&m, &["`x`", "none"]);
+}
+
+#[test]
+fn bad_rates_are_rejected_with_the_value() {
+    for (rate, shown) in [
+        (0.0, "`0`"),
+        (-5.0, "`-5`"),
+        (f64::NAN, "`NaN`"),
+        (f64::INFINITY, "`inf`"),
+        (1e12, "`1000000000000`"),
+    ] {
+        let m = err(&rt("smol", 2), "timers", &[], Some(rate));
+        assert_names(&m, &[shown, "> 0"]);
+    }
+    // A rate given to a closed benchmark is checked too.
+    let m = err(&rt("smol", 2), "yield-many", &[], Some(-1.0));
+    assert_names(&m, &["`-1`"]);
+}
+
+#[test]
+fn impossible_distributions_name_the_parameter() {
+    let r = rt("tokio", 2);
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("pareto-shape", "1", &["`1`", "pareto-shape", "> 1"]),
+        ("pareto-shape", "0.5", &["`0.5`", "pareto-shape"]),
+        ("bimodal-p", "0", &["`0`", "bimodal-p", "(0, 1)"]),
+        ("bimodal-p", "1", &["`1`", "bimodal-p", "(0, 1)"]),
+        ("bimodal-ratio", "0.5", &["`0.5`", "bimodal-ratio"]),
+        ("service-us", "-3", &["`-3`", "service-us"]),
+        ("service-us", "NaN", &["`NaN`", "service-us"]),
+        ("service", "gauss", &["`gauss`", "fixed|exp|bimodal|pareto"]),
+    ];
+    for (name, value, parts) in cases {
+        let m = err(&r, "rpc-fanout", &[(name, value)], None);
+        assert_names(&m, parts);
+    }
+    let m = err(&r, "timers", &[("deadline-us", "0")], None);
+    assert_names(&m, &["`0`", "deadline-us"]);
+    let m = err(&r, "skewed", &[("straggler-p", "1")], None);
+    assert_names(&m, &["`1`", "straggler-p"]);
+    let m = err(&r, "rpc-fanout", &[("fanout", "2"), ("fanout", "3")], None);
+    assert_names(&m, &["fanout", "at most once"]);
+}
+
+#[test]
+fn knobs_are_checked_for_ours_and_refused_by_references() {
+    let mut r = rt("tokio", 2);
+    r.knobs = vec![("lifo".into(), "off".into())];
+    assert_names(
+        &err(&r, "rpc-fanout", &[], None),
+        &["tokio", "no knobs", "lifo=off"],
+    );
+    r.sched = "steal-half".into();
+    validate(&r, &wl("rpc-fanout", &[], None)).expect("lifo=off is a steal-half knob");
+    r.sched = "global".into();
+    assert_names(
+        &err(&r, "rpc-fanout", &[], None),
+        &["`lifo`", "global", "steal-half"],
+    );
+    r.sched = "steal-half".into();
+    r.knobs = vec![("queue-capacity".into(), "100".into())];
+    assert_names(
+        &err(&r, "rpc-fanout", &[], None),
+        &["`100`", "power of two"],
+    );
+}
+
+#[test]
+fn worker_counts_and_cores_are_checked() {
+    assert_names(
+        &err(&rt("current-thread", 2), "rpc-fanout", &[], None),
+        &["2", "current-thread", "exactly 1"],
+    );
+    assert_names(
+        &err(&rt("tokio-current", 4), "rpc-fanout", &[], None),
+        &["4", "exactly 1"],
+    );
+    assert_names(
+        &err(&rt("steal-half", 0), "rpc-fanout", &[], None),
+        &["0", "1..="],
+    );
+    let mut r = rt("tokio", 2);
+    r.worker_cores = vec![0, 1_000_000];
+    assert_names(&err(&r, "rpc-fanout", &[], None), &["1000000", "worker"]);
+}
+
+#[test]
+fn hang_is_test_only_and_outside_the_default_suite() {
+    let hang = wsbench_workloads::workloads()
+        .iter()
+        .find(|w| w.name == "hang")
+        .expect("hang is listed");
+    assert!(!hang.in_default_suite);
+    assert!(hang.about.contains("test-only"), "{}", hang.about);
+    let suite: Vec<_> = wsbench_workloads::workloads()
+        .iter()
+        .filter(|w| w.in_default_suite)
+        .map(|w| w.name)
+        .collect();
+    assert_eq!(suite.len(), wsbench_workloads::workloads().len() - 1);
+}
+
+#[test]
+fn every_error_is_a_typed_variant() {
+    let e = validate(&rt("tokio", 2), &wl("timers", &[], Some(0.0))).unwrap_err();
+    assert!(matches!(e, Error::BadRate { .. }), "{e:?}");
+    let e = validate(&rt("tokio", 2), &wl("nope", &[], None)).unwrap_err();
+    assert!(matches!(e, Error::UnknownWorkload { .. }), "{e:?}");
+}
