@@ -470,6 +470,7 @@ impl OpenReport {
         let elapsed = last - w.measure_from;
         let window_s = (w.end - w.measure_from).as_secs_f64();
         extras.push(("sent_per_s".into(), gen.sent as f64 / window_s));
+        extras.push(("loadgen_lag_p50_us".into(), us(gen.lag.value_at_quantile(0.5))));
         extras.push(("loadgen_lag_p99_us".into(), us(lag_p99)));
         extras.push(("loadgen_lag_max_us".into(), us(gen.lag.max())));
         extras.push(("deadline_misses".into(), h.deadline_misses as f64));

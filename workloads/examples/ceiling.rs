@@ -1,0 +1,87 @@
+//! The load generator's own ceiling: the highest offered rate it can
+//! schedule, with a no-op handler (`rpc-fanout fanout=0`), while the median
+//! request still leaves on time (p50 send lag under `MEDIAN_LAG_LIMIT_US`) and
+//! none is left unsent. The p99 lag is printed too: on a machine shared with
+//! other processes it is set by the OS scheduler, not by the generator.
+//!
+//! `cargo run -p wsbench-workloads --release --example ceiling -- [SCHED] [WORKERS] [LOADGEN_THREADS] [DURATION_MS]`
+//! (defaults: tokio 2 1 1000). Rates double from 10k/s until the schedule
+//! slips, then the last good and first bad rates are bisected three times.
+
+use std::time::Duration;
+
+use wsbench_workloads::api::{RunOptions, RuntimeSpec, WorkloadSpec};
+
+const START_RATE: f64 = 10_000.0;
+const BISECT_STEPS: u32 = 3;
+/// Median send lag above which the generator is behind on average.
+const MEDIAN_LAG_LIMIT_US: f64 = 1_000.0;
+
+fn kept_schedule(rt: &RuntimeSpec, threads: &str, rate: f64, opts: &RunOptions) -> bool {
+    let w = WorkloadSpec {
+        name: "rpc-fanout".into(),
+        params: vec![
+            ("fanout".into(), "0".into()),
+            ("arrival".into(), "uniform".into()),
+            ("loadgen-threads".into(), threads.into()),
+        ],
+        rate_per_s: Some(rate),
+    };
+    let out = wsbench_workloads::run(rt, &w, opts).expect("ceiling run");
+    let sent_per_s = out.sent as f64 / opts.duration.as_secs_f64();
+    let extra = |name: &str| {
+        out.extras
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(f64::NAN, |e| e.1)
+    };
+    let (p50, p99) = (extra("loadgen_lag_p50_us"), extra("loadgen_lag_p99_us"));
+    let unsent = out
+        .notes
+        .iter()
+        .any(|n| n.contains("never sent") && !n.contains(", 0 scheduled"));
+    println!(
+        "offered {rate:>10.0}/s  sent {sent_per_s:>10.0}/s  completed {:>8}  lag p50 {p50:>9.1} us  p99 {p99:>9.1} us  unsent {unsent}",
+        out.ops
+    );
+    p50 < MEDIAN_LAG_LIMIT_US && !unsent
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let sched = args.first().cloned().unwrap_or_else(|| "tokio".into());
+    let workers: usize = args.get(1).map_or(2, |a| a.parse().expect("WORKERS"));
+    let threads = args.get(2).cloned().unwrap_or_else(|| "1".into());
+    let ms: u64 = args
+        .get(3)
+        .map_or(1_000, |a| a.parse().expect("DURATION_MS"));
+    let rt = RuntimeSpec {
+        sched,
+        workers,
+        knobs: Vec::new(),
+        worker_cores: Vec::new(),
+        loadgen_cores: Vec::new(),
+    };
+    let opts = RunOptions {
+        duration: Duration::from_millis(ms),
+        warmup: Duration::from_millis(ms / 5),
+        seed: 7,
+    };
+    let (mut good, mut bad) = (0.0, START_RATE);
+    while kept_schedule(&rt, &threads, bad, &opts) {
+        good = bad;
+        bad *= 2.0;
+    }
+    if good == 0.0 {
+        println!("even {START_RATE}/s was not kept");
+    }
+    for _ in 0..BISECT_STEPS {
+        let mid = (good + bad) / 2.0;
+        if kept_schedule(&rt, &threads, mid, &opts) {
+            good = mid;
+        } else {
+            bad = mid;
+        }
+    }
+    println!("ceiling on {} x{} with {threads} generator thread(s): {good:.0}/s kept, {bad:.0}/s slipped", rt.sched, rt.workers);
+}
