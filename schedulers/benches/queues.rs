@@ -13,6 +13,7 @@
 
 use std::cell::RefCell;
 use std::hint::black_box;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Duration;
@@ -151,6 +152,25 @@ fn timed<S>(
     total
 }
 
+/// The owner's round: push `tasks`, then pop until empty.
+fn ours_push_pop(local: &mut Local<Task>, sink: &VecSink, tasks: Range<usize>) {
+    for task in tasks {
+        local.push_back_or_overflow(black_box(task), sink);
+    }
+    while let Some(task) = local.pop() {
+        black_box(task);
+    }
+}
+
+fn crossbeam_push_pop(worker: &Worker<Task>, tasks: Range<usize>) {
+    for task in tasks {
+        worker.push(black_box(task));
+    }
+    while let Some(task) = worker.pop() {
+        black_box(task);
+    }
+}
+
 fn ours_full(src: &mut Local<Task>) {
     let missing = src.remaining_slots();
     src.push_back(0..missing);
@@ -178,12 +198,7 @@ fn owner(c: &mut Bench) {
     let (mut ours, _steal) = local::<Task>(RING_CAPACITY);
     group.bench_function(BenchmarkId::new("ours", OWNER_BATCH), |b| {
         b.iter(|| {
-            for task in 0..OWNER_BATCH {
-                ours.push_back_or_overflow(black_box(task), &sink);
-            }
-            while let Some(task) = ours.pop() {
-                black_box(task);
-            }
+            ours_push_pop(&mut ours, &sink, 0..OWNER_BATCH);
         })
     });
     assert!(sink.0.borrow().is_empty(), "owner benchmark overflowed");
@@ -193,12 +208,7 @@ fn owner(c: &mut Bench) {
     ] {
         group.bench_function(BenchmarkId::new(name, OWNER_BATCH), |b| {
             b.iter(|| {
-                for task in 0..OWNER_BATCH {
-                    worker.push(black_box(task));
-                }
-                while let Some(task) = worker.pop() {
-                    black_box(task);
-                }
+                crossbeam_push_pop(&worker, 0..OWNER_BATCH);
             })
         });
     }
@@ -381,6 +391,7 @@ fn overflow(c: &mut Bench) {
 fn contended(c: &mut Bench) {
     let mut group = c.benchmark_group("contended_owner_push_pop");
     group.throughput(Throughput::Elements(OWNER_BATCH as u64));
+    // Relaxed everywhere: a stop flag; nothing is published through it.
     let stop = AtomicBool::new(false);
 
     let sink = VecSink::default();
@@ -397,12 +408,7 @@ fn contended(c: &mut Bench) {
         });
         group.bench_function(BenchmarkId::new("ours", OWNER_BATCH), |b| {
             b.iter(|| {
-                for task in 0..OWNER_BATCH {
-                    ours.push_back_or_overflow(black_box(task), &sink);
-                }
-                while let Some(task) = ours.pop() {
-                    black_box(task);
-                }
+                ours_push_pop(&mut ours, &sink, 0..OWNER_BATCH);
             })
         });
         stop.store(true, Ordering::Relaxed);
@@ -423,12 +429,7 @@ fn contended(c: &mut Bench) {
         });
         group.bench_function(BenchmarkId::new("crossbeam_fifo", OWNER_BATCH), |b| {
             b.iter(|| {
-                for task in 0..OWNER_BATCH {
-                    worker.push(black_box(task));
-                }
-                while let Some(task) = worker.pop() {
-                    black_box(task);
-                }
+                crossbeam_push_pop(&worker, 0..OWNER_BATCH);
             })
         });
         stop.store(true, Ordering::Relaxed);
@@ -519,24 +520,14 @@ mod hot {
     #[inline(never)]
     fn hot_ours_push_pop(local: &mut Local<Task>, sink: &VecSink) {
         for start in (0..PUSH_POP_TASKS).step_by(OWNER_BATCH) {
-            for task in start..PUSH_POP_TASKS.min(start + OWNER_BATCH) {
-                local.push_back_or_overflow(black_box(task), sink);
-            }
-            while let Some(task) = local.pop() {
-                black_box(task);
-            }
+            ours_push_pop(local, sink, start..PUSH_POP_TASKS.min(start + OWNER_BATCH));
         }
     }
 
     #[inline(never)]
     fn hot_crossbeam_push_pop(worker: &Worker<Task>) {
         for start in (0..PUSH_POP_TASKS).step_by(OWNER_BATCH) {
-            for task in start..PUSH_POP_TASKS.min(start + OWNER_BATCH) {
-                worker.push(black_box(task));
-            }
-            while let Some(task) = worker.pop() {
-                black_box(task);
-            }
+            crossbeam_push_pop(worker, start..PUSH_POP_TASKS.min(start + OWNER_BATCH));
         }
     }
 

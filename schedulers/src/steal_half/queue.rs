@@ -186,7 +186,12 @@ impl<T> Inner<T> {
     }
 
     fn slot(&self, index: u32) -> &UnsafeCell<MaybeUninit<T>> {
-        &self.slots[(index & self.mask) as usize]
+        let at = (index & self.mask) as usize;
+        debug_assert!(at < self.slots.len(), "slot {at} of {}", self.slots.len());
+        // SAFETY: `with_start_index` makes `mask` the slot count minus one,
+        // with the count a power of two, so `at` is in bounds. (Skipping the
+        // bounds check saves a load and a branch on every push and pop.)
+        unsafe { self.slots.get_unchecked(at) }
     }
 
     /// Moves `task` into the slot for `index`.
@@ -201,6 +206,19 @@ impl<T> Inner<T> {
             // overwriting a free slot drops nothing.
             unsafe { ptr::write(slot, MaybeUninit::new(task)) }
         });
+    }
+
+    /// Writes `task` at `tail` and publishes it.
+    ///
+    /// # Safety
+    ///
+    /// As for [`write`](Self::write), with `tail` the current tail.
+    unsafe fn push_at(&self, tail: u32, task: T) {
+        // SAFETY: passed on from the caller.
+        unsafe { self.write(tail, task) };
+        // Release: publishes the slot; pairs with the Acquire load of the
+        // tail in `Steal::claim` (steal step 3).
+        self.tail.store(tail.wrapping_add(1), Release);
     }
 
     /// Moves the task out of the slot for `index`; the slot is free after.
@@ -317,47 +335,44 @@ impl<T> Local<T> {
     /// ring.
     #[inline]
     pub fn push_back_or_overflow<O: Overflow<T>>(&mut self, task: T, overflow: &O) -> bool {
-        let tail = self.tail();
+        // One load of the `Arc`'s pointer: re-reading it after the Acquire
+        // below would cost a load per push.
+        let inner = &*self.inner;
+        // Relaxed: only the owner stores the tail.
+        let tail = inner.tail.load(Relaxed);
         // Acquire: pairs with the Release CAS that ends a claim (steal step
         // 6): the thief's reads of the slots it frees happen before we write
         // them again.
-        let (steal, _) = unpack(self.inner.head.load(Acquire));
-        let task = if self.inner.free_slots(steal, tail) > 0 {
-            task
-        } else {
-            let Some(task) = self.make_room(task, tail, overflow) else {
-                return true;
-            };
-            task
-        };
-        // SAFETY: we, or `make_room`, saw `tail - steal head < capacity`, so
-        // the slot at `tail` is free; the steal head only moves forward, and
-        // only the owner (us, `&mut self`) writes slots.
-        unsafe { self.inner.write(tail, task) };
-        // Release: publishes the slot; pairs with the Acquire load of the
-        // tail in `Steal::claim` (steal step 3).
-        self.inner.tail.store(tail.wrapping_add(1), Release);
+        let (steal, _) = unpack(inner.head.load(Acquire));
+        if inner.free_slots(steal, tail) == 0 {
+            return self.push_when_full(task, tail, overflow);
+        }
+        // SAFETY: we are the owner (`&mut self`) and saw `tail - steal head <
+        // capacity`; the steal head only moves forward.
+        unsafe { inner.push_at(tail, task) };
         false
     }
 
-    /// Push steps 1–3 once the ring looked full: returns the task when the
-    /// slot at `tail` has become free, or `None` after it went to `overflow`.
+    /// Push steps 1–3 once the ring looked full: pushes the task if a thief
+    /// has freed a slot meanwhile, or sends it to `overflow` (returns true).
     /// Out of line, so the common push stays small enough to inline.
     #[cold]
     #[inline(never)]
-    fn make_room<O: Overflow<T>>(&mut self, mut task: T, tail: u32, overflow: &O) -> Option<T> {
+    fn push_when_full<O: Overflow<T>>(&mut self, mut task: T, tail: u32, overflow: &O) -> bool {
         loop {
             // Acquire: as in `push_back_or_overflow`.
             let (steal, real) = unpack(self.inner.head.load(Acquire));
             if self.inner.free_slots(steal, tail) > 0 {
-                return Some(task);
+                // SAFETY: as in `push_back_or_overflow`.
+                unsafe { self.inner.push_at(tail, task) };
+                return false;
             }
             if steal != real {
                 overflow.push(task);
-                return None;
+                return true;
             }
             match self.overflow_half(task, real, tail, overflow) {
-                Ok(()) => return None,
+                Ok(()) => return true,
                 Err(back) => task = back,
             }
         }
@@ -388,7 +403,7 @@ impl<T> Local<T> {
             // and `Steal::len`, so a reader of the new head then reads a tail
             // at least as new as ours (never behind the real head).
             Release,
-            // Relaxed: on failure we return and `make_room` reloads with
+            // Relaxed: on failure we return and `push_when_full` reloads with
             // Acquire.
             Relaxed,
         );
@@ -419,7 +434,7 @@ impl<T> Local<T> {
     pub fn push_back<I: ExactSizeIterator<Item = T>>(&mut self, tasks: I) {
         let count = tasks.len();
         // Acquire: pairs with the Release CAS that ends a claim (steal step
-        // 6), as in `make_room`.
+        // 6), as in `push_back_or_overflow`.
         let (steal, _) = unpack(self.inner.head.load(Acquire));
         let tail = self.tail();
         let free = self.inner.free_slots(steal, tail);
@@ -672,9 +687,10 @@ impl<T> Steal<T> {
             match self.0.head.compare_exchange_weak(
                 head,
                 pack(real, real),
-                // Release: pairs with the Acquire head loads in `make_room`
-                // and `push_back`: our reads of the claimed slots happen
-                // before the owner writes them again.
+                // Release: pairs with the Acquire head loads in
+                // `push_back_or_overflow`, `push_when_full` and `push_back`:
+                // our reads of the claimed slots happen before the owner
+                // writes them again.
                 Release,
                 // Relaxed: only the owner's pops race with us; retry.
                 Relaxed,
