@@ -156,8 +156,16 @@ fn record_from(
     }
 }
 
-/// Runs every run of one cell.
-fn run_cell(cell: &Cell, config: &RunConfig, cores: &CorePlan, progress: &Progress) -> CellOutcome {
+/// Runs every run of one cell. `abandoned` counts hung runs whose threads
+/// are still alive in this process (they may still use CPU): it grows when
+/// a run hangs, and every later row says so in its notes.
+fn run_cell(
+    cell: &Cell,
+    config: &RunConfig,
+    cores: &CorePlan,
+    progress: &Progress,
+    abandoned: &mut usize,
+) -> CellOutcome {
     let mut runtime = cell.runtime.clone();
     runtime.worker_cores = cores.worker_cores.clone();
     runtime.loadgen_cores = cores.loadgen_cores.clone();
@@ -177,9 +185,18 @@ fn run_cell(cell: &Cell, config: &RunConfig, cores: &CorePlan, progress: &Progre
         progress.run_done();
         match end {
             RunEnd::Done(out) => {
-                outcome
-                    .records
-                    .push(record_from(&cell.key, run, &out, cores, pinned));
+                let mut record = record_from(&cell.key, run, &out, cores, pinned);
+                if *abandoned > 0 {
+                    let note = format!(
+                        "measured while {abandoned} abandoned hung run(s) were still alive"
+                    );
+                    record.notes = if record.notes.is_empty() {
+                        note
+                    } else {
+                        format!("{}; {note}", record.notes)
+                    };
+                }
+                outcome.records.push(record);
                 let RunOutput {
                     latency_ns,
                     uncorrected_ns,
@@ -205,6 +222,7 @@ fn run_cell(cell: &Cell, config: &RunConfig, cores: &CorePlan, progress: &Progre
                     config.timeout.as_secs_f64()
                 );
                 progress.note(&format!("run {run} of {} hung: {reason}", cell.key));
+                *abandoned += 1;
                 outcome
                     .records
                     .push(failed_record(cell, run, reason, cores, pinned));
@@ -274,7 +292,13 @@ pub fn run_matrix(
                     .to_string(),
             );
         }
-        let outcome = run_cell(cell, config, &core_plan, &progress);
+        let outcome = run_cell(
+            cell,
+            config,
+            &core_plan,
+            &progress,
+            &mut results.abandoned_runs,
+        );
         results
             .cells
             .push(CellSummary::of(&outcome.key, &outcome.records));

@@ -107,21 +107,52 @@ pub fn summarise(records: &[RunRecord]) -> Vec<CellSummary> {
         .collect()
 }
 
-/// Median throughput of `cell` divided by that of the cell that differs
-/// only in running `baseline` (knobs ignored on the baseline side when it
-/// has none).
-pub fn ratio_to(cells: &[CellSummary], cell: &CellSummary, baseline: &str) -> Option<f64> {
-    let mine = cell.throughput_per_s?.median;
-    let base = cells.iter().find(|c| {
+/// The cell that differs from `cell` only in running `baseline` (knobs
+/// ignored on the baseline side when it has none).
+pub fn baseline_cell<'a>(
+    cells: &'a [CellSummary],
+    cell: &CellSummary,
+    baseline: &str,
+) -> Option<&'a CellSummary> {
+    cells.iter().find(|c| {
         c.key.scheduler == baseline
             && c.key.workers == cell.key.workers
             && c.key.workload == cell.key.workload
             && c.key.params == cell.key.params
             && c.key.rate_per_s == cell.key.rate_per_s
             && (c.key.knobs == cell.key.knobs || c.key.knobs.is_empty())
-    })?;
-    let theirs = base.throughput_per_s?.median;
-    (theirs > 0.0).then(|| mine / theirs)
+    })
+}
+
+/// Ratios of a cell's medians to its baseline cell's.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Ratios {
+    /// Throughput ratio (higher is better).
+    pub throughput: Option<f64>,
+    /// p99 latency ratio (lower is better).
+    pub p99: Option<f64>,
+}
+
+/// `cell`'s throughput and p99 relative to the same cell on `baseline`.
+pub fn ratios_to(cells: &[CellSummary], cell: &CellSummary, baseline: &str) -> Ratios {
+    let Some(base) = baseline_cell(cells, cell, baseline) else {
+        return Ratios {
+            throughput: None,
+            p99: None,
+        };
+    };
+    let ratio = |mine: Option<f64>, theirs: Option<f64>| match (mine, theirs) {
+        (Some(m), Some(t)) if t > 0.0 => Some(m / t),
+        _ => None,
+    };
+    let p99 = |c: &CellSummary| c.latency(LatencyMetric::P99).map(|s| s.median);
+    Ratios {
+        throughput: ratio(
+            cell.throughput_per_s.map(|s| s.median),
+            base.throughput_per_s.map(|s| s.median),
+        ),
+        p99: ratio(p99(cell), p99(base)),
+    }
 }
 
 /// Capacity of one (scheduler, workers, workload, knobs, params) series.
@@ -234,8 +265,9 @@ mod tests {
         assert_eq!((cells[0].ok_runs, cells[0].failed_runs), (3, 1));
         assert_eq!(cells[0].errors, vec!["hung".to_string()]);
         assert_eq!(cells[0].throughput_per_s.unwrap().median, 101.0);
-        assert_eq!(ratio_to(&cells, &cells[0], "tokio"), Some(101.0 / 50.0));
-        assert_eq!(ratio_to(&cells, &cells[2], "tokio"), None);
+        let r = ratios_to(&cells, &cells[0], "tokio");
+        assert_eq!((r.throughput, r.p99), (Some(101.0 / 50.0), Some(2.0)));
+        assert_eq!(ratios_to(&cells, &cells[2], "tokio").throughput, None);
         assert!(
             cells[0].counters.is_empty(),
             "failed() rows carry no counters"

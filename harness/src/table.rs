@@ -3,7 +3,7 @@
 
 use crate::export::Results;
 use crate::record::LatencyMetric;
-use crate::summary::{capacities, ratio_to, CellSummary};
+use crate::summary::{capacities, ratios_to, CellSummary};
 
 /// Shown where a value does not exist.
 pub const BLANK: &str = "-";
@@ -146,8 +146,10 @@ pub fn cells_table(results: &Results) -> Table {
         ("max", true),
         ("steals", true),
     ]);
-    let vs = format!("vs {baseline}");
-    columns.push((&vs, true));
+    let thr_vs = format!("thr/{baseline}");
+    let p99_vs = format!("p99/{baseline}");
+    columns.push((&thr_vs, true));
+    columns.push((&p99_vs, true));
     if show_failed {
         columns.push(("failed", true));
     }
@@ -203,11 +205,13 @@ pub fn cells_table(results: &Results) -> Table {
                     .map(|v| format_count(*v))
                     .unwrap_or_else(|| BLANK.to_string()),
             );
-            row.push(
-                ratio_to(cells, c, baseline)
-                    .map(|r| format!("{r:.2}x"))
-                    .unwrap_or_else(|| BLANK.to_string()),
-            );
+            let ratios = ratios_to(cells, c, baseline);
+            for r in [ratios.throughput, ratios.p99] {
+                row.push(
+                    r.map(|r| format!("{r:.2}x"))
+                        .unwrap_or_else(|| BLANK.to_string()),
+                );
+            }
             if show_failed {
                 row.push(format!("{}/{}", c.failed_runs, c.failed_runs + c.ok_runs));
             }
@@ -267,9 +271,11 @@ pub fn capacity_table(results: &Results) -> Option<Table> {
 /// Legend lines printed under the table.
 pub fn legend(results: &Results) -> Vec<String> {
     let mut lines = vec![format!(
-        "medians over {} run(s) per cell; spread = (max - min) / median of throughput; latencies from intended send time; \
-         steals = successful steals per run; vs {} = throughput ratio to {} in the same cell",
-        results.settings.runs, results.settings.baseline_sched, results.settings.baseline_sched
+        "medians over {runs} run(s) per cell; spread = (max - min) / median of throughput; latencies from intended send time; \
+         steals = successful steals per run; thr/{base} and p99/{base} = ratios of the medians to {base} in the same cell \
+         (open-loop workloads offer everyone the same load, so read their p99 ratio)",
+        runs = results.settings.runs,
+        base = results.settings.baseline_sched
     )];
     if !results
         .cells

@@ -77,7 +77,8 @@ fn run_writes_table_csv_json_and_hdr_logs() {
         "p99.9",
         "max",
         "steals",
-        "vs tokio",
+        "thr/tokio",
+        "p99/tokio",
     ] {
         assert!(
             table[header_line].contains(column),
@@ -91,9 +92,11 @@ fn run_writes_table_csv_json_and_hdr_logs() {
         .collect();
     assert_eq!(rows.len(), 6, "one row per cell:\n{}", run.stdout);
     assert!(
-        rows.iter()
-            .filter(|r| r.starts_with("tokio"))
-            .all(|r| r.contains("1.00x")),
+        rows.iter().filter(|r| r.starts_with("tokio")).all(|r| r
+            .split_whitespace()
+            .rev()
+            .take(2)
+            .all(|t| t == "1.00x")),
         "tokio vs itself:\n{}",
         run.stdout
     );
@@ -324,6 +327,19 @@ fn a_hung_cell_becomes_a_failed_row_and_the_matrix_continues() {
         .collect();
     assert_eq!(after.len(), 2, "the matrix went on");
     assert!(after.iter().all(|r| col(&header, r, "status") == "ok"));
+    // Rows measured while the hung run's threads live on say so.
+    assert!(
+        after
+            .iter()
+            .all(|r| col(&header, r, "notes").contains("1 abandoned hung run(s)")),
+        "{after:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("1 run(s) hung and their threads were abandoned"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]

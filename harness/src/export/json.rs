@@ -11,13 +11,13 @@ use super::{check_writable, write_atomically, Exporter, Results, Settings};
 use crate::env::Environment;
 use crate::record::{RunRecord, SCHEMA_VERSION};
 use crate::runner::CellOutcome;
-use crate::summary::{capacities, ratio_to, Capacity, CellSummary};
+use crate::summary::{capacities, ratios_to, Capacity, CellSummary, Ratios};
 
 #[derive(Serialize)]
 struct JsonCell<'a> {
     #[serde(flatten)]
     summary: &'a CellSummary,
-    ratio_to_baseline: Option<f64>,
+    ratio_to_baseline: Ratios,
     runs: Vec<&'a RunRecord>,
 }
 
@@ -38,7 +38,7 @@ pub fn render(results: &Results) -> Result<Vec<u8>> {
         .iter()
         .map(|c| JsonCell {
             summary: c,
-            ratio_to_baseline: ratio_to(&results.cells, c, &results.settings.baseline_sched),
+            ratio_to_baseline: ratios_to(&results.cells, c, &results.settings.baseline_sched),
             runs: results.records.iter().filter(|r| r.key == c.key).collect(),
         })
         .collect();

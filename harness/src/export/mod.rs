@@ -86,6 +86,8 @@ pub struct Results {
     pub oversubscribed_workers: BTreeSet<usize>,
     /// Cores this process may use.
     pub allowed_cores: usize,
+    /// Hung runs whose threads were abandoned (still alive in the process).
+    pub abandoned_runs: usize,
 }
 
 impl Results {
@@ -100,6 +102,7 @@ impl Results {
             notes: Vec::new(),
             oversubscribed_workers: BTreeSet::new(),
             allowed_cores,
+            abandoned_runs: 0,
         }
     }
 
@@ -123,6 +126,13 @@ impl Results {
                 "oversubscribed: {} workers on {} allowed cores; workers share cores, so those cells measure the policy under time-slicing",
                 list.join(", "),
                 self.allowed_cores
+            ));
+        }
+        if self.abandoned_runs > 0 {
+            notes.push(format!(
+                "{} run(s) hung and their threads were abandoned; they stay alive until wsbench exits and may use CPU, \
+                 so rows measured after them say so in `notes` (rerun those cells apart to be sure)",
+                self.abandoned_runs
             ));
         }
         let failed: usize = self.cells.iter().filter(|c| c.failed_runs > 0).count();
