@@ -9,6 +9,7 @@
 //! queue) with no lookup.
 
 use std::cell::{Cell, RefCell};
+use std::task::Waker;
 
 use super::Handle;
 use crate::driver;
@@ -18,6 +19,11 @@ thread_local! {
     static HANDLE: RefCell<Option<Handle>> = const { RefCell::new(None) };
     /// (address of `Shared<P>`, `*const WorkerCx<P>`); (0, null) when not a worker.
     static WORKER: Cell<(usize, *const ())> = const { Cell::new((0, std::ptr::null())) };
+    /// Wakers of tasks that yielded on this worker, woken when the worker
+    /// runs out of other work or at its next driver poll (as tokio does).
+    static DEFERRED: RefCell<Vec<Waker>> = const { RefCell::new(Vec::new()) };
+    /// True while `wake_deferred` runs: those wakes are yields.
+    static WAKING_DEFERRED: Cell<bool> = const { Cell::new(false) };
 }
 
 const NO_RUNTIME: &str =
@@ -121,4 +127,52 @@ pub(crate) fn worker_of(shared_addr: usize) -> Option<*const ()> {
 /// Whether this thread is a worker of any wsbench runtime.
 pub(crate) fn is_worker() -> bool {
     !WORKER.with(|w| w.get()).1.is_null()
+}
+
+/// Defers a yielding task's wake-up on a worker thread. `false` when not
+/// on a worker (the caller wakes at once).
+pub(crate) fn defer(waker: &Waker) -> bool {
+    if !is_worker() {
+        return false;
+    }
+    DEFERRED.with(|d| d.borrow_mut().push(waker.clone()));
+    true
+}
+
+/// Whether yielded tasks wait to be woken on this thread.
+pub(crate) fn has_deferred() -> bool {
+    DEFERRED.with(|d| !d.borrow().is_empty())
+}
+
+/// Wakes every deferred task; their schedules are treated as yields (back
+/// of the queue). Reuses the list's allocation.
+pub(crate) fn wake_deferred() {
+    loop {
+        let mut batch = DEFERRED.with(|d| std::mem::take(&mut *d.borrow_mut()));
+        if batch.is_empty() {
+            return;
+        }
+        WAKING_DEFERRED.with(|f| f.set(true));
+        for w in batch.drain(..) {
+            w.wake();
+        }
+        WAKING_DEFERRED.with(|f| f.set(false));
+        DEFERRED.with(|d| {
+            let mut d = d.borrow_mut();
+            if d.is_empty() {
+                *d = batch;
+            }
+        });
+    }
+}
+
+/// Drops deferred wakers (worker exit at shutdown).
+pub(crate) fn clear_deferred() {
+    let left = DEFERRED.with(|d| std::mem::take(&mut *d.borrow_mut()));
+    drop(left);
+}
+
+/// Whether the current schedule call comes from `wake_deferred`.
+pub(crate) fn waking_deferred() -> bool {
+    WAKING_DEFERRED.with(|f| f.get())
 }

@@ -98,6 +98,7 @@ impl<P: Policy> Shared<P> {
     /// Routes a task: to this worker's core when called on one of our
     /// workers with its core in place, else to the shared queues.
     pub(crate) fn schedule_task(&self, task: Notified, origin: Origin) {
+        let origin = if origin == Origin::Wake && context::waking_deferred() { Origin::Yield } else { origin };
         let Some(ptr) = context::worker_of(self.addr()) else {
             return self.push_remote(task, origin);
         };
@@ -184,9 +185,10 @@ impl<P: Policy> Shared<P> {
         let mut queued = Vec::new();
         self.policy.close_shared(&mut queued);
         drop(queued);
-        if let Ok(mut d) = self.driver.try_lock() {
-            d.shutdown();
-        }
+        // A worker that missed the deadline may still be parked on the
+        // driver: interrupt it, then wait for the lock.
+        self.driver_handle.unpark();
+        self.driver.lock().unwrap().shutdown();
         self.blocking.shutdown(deadline.saturating_duration_since(Instant::now()));
         all_exited
     }

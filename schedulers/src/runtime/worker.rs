@@ -7,10 +7,12 @@
 //! with nothing found it parks (see `idle.rs` for the no-lost-wake-up
 //! protocol and `park.rs` for the driver hand-off).
 //!
-//! While a task is polled the worker's core sits in `WorkerCx::core`, so a
-//! wake from that task reaches the core (LIFO slot / local queue). While the
-//! worker parks or polls the driver the slot is empty and wakes go to the
-//! shared queues, as they must: this worker is not about to run them.
+//! While a task is polled, and while the worker parks or polls the driver,
+//! its core sits in `WorkerCx::core`, so a wake on this thread (from that
+//! task, or from the driver) reaches the core (LIFO slot / local queue), as
+//! in tokio. Tasks that call `yield_now` are deferred and woken, as yields
+//! (back of the queue), when the worker runs out of other local work or at
+//! its next driver poll.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -69,6 +71,7 @@ where
         busy_ns_at_maintenance: 0,
     });
     let mut core = cx.run(core);
+    context::clear_deferred();
     let mut leftover = Vec::new();
     shared.policy.drain_core(&mut core.policy, &mut leftover);
     drop(leftover);
@@ -89,10 +92,12 @@ impl<P: Policy> WorkerCx<P> {
         while !self.shared.is_shutdown() {
             core.tick = core.tick.wrapping_add(1);
             if core.tick % event_interval == 0 {
-                self.maintenance(&mut core);
+                core = self.maintenance(core);
             }
             core = match self.find_task(&mut core) {
                 Some(task) => self.run_task(core, task),
+                // Tasks that yielded come back before we consider parking.
+                None if context::has_deferred() => self.poll_driver_and_wake_deferred(core),
                 None => self.park(core),
             };
         }
@@ -136,12 +141,12 @@ impl<P: Policy> WorkerCx<P> {
         self.core.borrow_mut().take().expect("worker core missing after a poll: a task took it")
     }
 
-    fn maintenance(&self, core: &mut Core<P>) {
-        if self.parker.poll_driver(&self.shared.driver) {
-            Counters::bump(&self.counters().driver_polls, 1);
-        }
+    /// Every `event_interval` ticks: poll the driver without blocking,
+    /// wake yielded tasks, and feed the mean poll time to the policy.
+    fn maintenance(&self, core: Box<Core<P>>) -> Box<Core<P>> {
+        let mut core = self.poll_driver_and_wake_deferred(core);
         let now = Instant::now();
-        self.account_busy(core, now);
+        self.account_busy(&mut core, now);
         let counters = self.counters().snapshot();
         let polls = counters.polls - core.polls_at_maintenance;
         let busy_ns = counters.busy_ns - core.busy_ns_at_maintenance;
@@ -150,6 +155,18 @@ impl<P: Policy> WorkerCx<P> {
         }
         core.polls_at_maintenance = counters.polls;
         core.busy_ns_at_maintenance = counters.busy_ns;
+        core
+    }
+
+    /// Non-blocking driver poll, then the deferred (yielded) wakes, with the
+    /// core in place so that those tasks return to this worker's queue.
+    fn poll_driver_and_wake_deferred(&self, core: Box<Core<P>>) -> Box<Core<P>> {
+        *self.core.borrow_mut() = Some(core);
+        if self.parker.poll_driver(&self.shared.driver) {
+            Counters::bump(&self.counters().driver_polls, 1);
+        }
+        context::wake_deferred();
+        self.core.borrow_mut().take().expect("worker core missing after the driver poll")
     }
 
     fn account_busy(&self, core: &mut Core<P>, now: Instant) {
@@ -191,7 +208,12 @@ impl<P: Policy> WorkerCx<P> {
         let work = self.shared.policy.has_work(&core.policy, self.index, last_searcher);
         if !work && !self.shared.is_shutdown() {
             Counters::bump(&self.counters().parks, 1);
-            if self.parker.park(&self.shared.driver) == Parked::Driver {
+            // The core sits in the context while parked, as in tokio: tasks
+            // the driver wakes on this thread go to this worker's queue.
+            *self.core.borrow_mut() = Some(core);
+            let parked = self.parker.park(&self.shared.driver);
+            core = self.core.borrow_mut().take().expect("worker core missing after parking");
+            if parked == Parked::Driver {
                 Counters::bump(&self.counters().driver_polls, 1);
             }
         }

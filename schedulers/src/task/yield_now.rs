@@ -4,9 +4,11 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// Yields once: the task is woken while it runs, so the scheduler puts it
-/// at the back of the run queue (never in the LIFO slot), and resumes it
-/// after the tasks already queued.
+/// Yields once. On a worker the wake-up is deferred (as tokio does) until
+/// the worker has run out of other local work or polls the driver, and then
+/// the task goes to the back of the run queue (never the LIFO slot); this
+/// lets a worker whose tasks all yield reach the inject queue. Elsewhere
+/// (`block_on`) the task is woken at once.
 pub fn yield_now() -> YieldNow {
     YieldNow { yielded: false }
 }
@@ -26,7 +28,9 @@ impl Future for YieldNow {
             return Poll::Ready(());
         }
         self.yielded = true;
-        cx.waker().wake_by_ref();
+        if !crate::runtime::context::defer(cx.waker()) {
+            cx.waker().wake_by_ref();
+        }
         Poll::Pending
     }
 }
