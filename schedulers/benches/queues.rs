@@ -19,7 +19,7 @@ use std::thread;
 use std::time::Duration;
 
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
-use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 use crossbeam_deque::{Stealer, Worker};
 use wsbench_schedulers::__bench::{local, Local, Overflow, Steal, StealLimit};
 
@@ -125,6 +125,21 @@ impl Overflow<Task> for VecSink {
     fn push_batch<I: Iterator<Item = Task>>(&self, tasks: I) {
         self.0.borrow_mut().extend(tasks);
     }
+}
+
+/// Registers benchmark `id`, one iteration being one `op` on a state that
+/// `prepare` set up (see [`timed`]).
+fn bench_prepared<S>(
+    group: &mut BenchmarkGroup<'_, ThreadCpuTime>,
+    id: &str,
+    states: &mut [S],
+    ops_per_state: u64,
+    prepare: fn(&mut S),
+    op: impl Fn(&mut S),
+) {
+    group.bench_function(id, |b| {
+        b.iter_custom(|iters| timed(iters, states, ops_per_state, prepare, &op))
+    });
 }
 
 /// Runs `iters` operations: `prepare` on every state (untimed), then, in one
@@ -254,32 +269,26 @@ fn steal_one(c: &mut Bench) {
     let mut group = c.benchmark_group("steal_one");
     group.throughput(Throughput::Elements(1));
     let (mut ours, mut theirs) = (ours_pairs(), crossbeam_pairs());
-    group.bench_function("ours", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                iters,
-                &mut ours,
-                SINGLE_STEALS_PER_FILL,
-                prepare_ours,
-                |(_, steal, dst)| {
-                    black_box(steal.steal_into(dst, StealLimit::AtMost(1)));
-                },
-            )
-        })
-    });
-    group.bench_function("crossbeam", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                iters,
-                &mut theirs,
-                SINGLE_STEALS_PER_FILL,
-                prepare_crossbeam,
-                |(_, stealer, _)| {
-                    let _ = black_box(stealer.steal());
-                },
-            )
-        })
-    });
+    bench_prepared(
+        &mut group,
+        "ours",
+        &mut ours,
+        SINGLE_STEALS_PER_FILL,
+        prepare_ours,
+        |(_, steal, dst)| {
+            black_box(steal.steal_into(dst, StealLimit::AtMost(1)));
+        },
+    );
+    bench_prepared(
+        &mut group,
+        "crossbeam",
+        &mut theirs,
+        SINGLE_STEALS_PER_FILL,
+        prepare_crossbeam,
+        |(_, stealer, _)| {
+            let _ = black_box(stealer.steal());
+        },
+    );
     group.finish();
 }
 
@@ -289,66 +298,57 @@ fn steal_batch(c: &mut Bench) {
     let mut group = c.benchmark_group("steal_batch");
     let (mut ours, mut theirs) = (ours_pairs(), crossbeam_pairs());
     group.throughput(Throughput::Elements(HALF as u64));
-    group.bench_function("half_of_256/ours", |b| {
-        b.iter_custom(|iters| {
-            timed(iters, &mut ours, 1, prepare_ours, |(_, steal, dst)| {
-                black_box(steal.steal_into(dst, StealLimit::Half));
-            })
-        })
-    });
-    group.bench_function("half_of_256/crossbeam_batch_and_pop", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                iters,
-                &mut theirs,
-                1,
-                prepare_crossbeam,
-                |(_, stealer, dst)| {
-                    let _ = black_box(stealer.steal_batch_with_limit_and_pop(dst, HALF));
-                },
-            )
-        })
-    });
-    group.bench_function("half_of_256/crossbeam_batch", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                iters,
-                &mut theirs,
-                1,
-                prepare_crossbeam,
-                |(_, stealer, dst)| {
-                    let _ = black_box(stealer.steal_batch_with_limit(dst, HALF));
-                },
-            )
-        })
-    });
+    bench_prepared(
+        &mut group,
+        "half_of_256/ours",
+        &mut ours,
+        1,
+        prepare_ours,
+        |(_, steal, dst)| {
+            black_box(steal.steal_into(dst, StealLimit::Half));
+        },
+    );
+    bench_prepared(
+        &mut group,
+        "half_of_256/crossbeam_batch_and_pop",
+        &mut theirs,
+        1,
+        prepare_crossbeam,
+        |(_, stealer, dst)| {
+            let _ = black_box(stealer.steal_batch_with_limit_and_pop(dst, HALF));
+        },
+    );
+    bench_prepared(
+        &mut group,
+        "half_of_256/crossbeam_batch",
+        &mut theirs,
+        1,
+        prepare_crossbeam,
+        |(_, stealer, dst)| {
+            let _ = black_box(stealer.steal_batch_with_limit(dst, HALF));
+        },
+    );
     group.throughput(Throughput::Elements(CROSSBEAM_DEFAULT_BATCH as u64));
-    group.bench_function("default_32/crossbeam_batch_and_pop", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                iters,
-                &mut theirs,
-                1,
-                prepare_crossbeam,
-                |(_, stealer, dst)| {
-                    let _ = black_box(stealer.steal_batch_and_pop(dst));
-                },
-            )
-        })
-    });
-    group.bench_function("default_32/crossbeam_batch", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                iters,
-                &mut theirs,
-                1,
-                prepare_crossbeam,
-                |(_, stealer, dst)| {
-                    let _ = black_box(stealer.steal_batch(dst));
-                },
-            )
-        })
-    });
+    bench_prepared(
+        &mut group,
+        "default_32/crossbeam_batch_and_pop",
+        &mut theirs,
+        1,
+        prepare_crossbeam,
+        |(_, stealer, dst)| {
+            let _ = black_box(stealer.steal_batch_and_pop(dst));
+        },
+    );
+    bench_prepared(
+        &mut group,
+        "default_32/crossbeam_batch",
+        &mut theirs,
+        1,
+        prepare_crossbeam,
+        |(_, stealer, dst)| {
+            let _ = black_box(stealer.steal_batch(dst));
+        },
+    );
     group.finish();
 }
 
@@ -367,22 +367,19 @@ fn overflow(c: &mut Bench) {
             (src, steal, sink)
         })
         .collect();
-    group.bench_function("full_256/ours", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                iters,
-                &mut rings,
-                1,
-                |(src, _, sink)| {
-                    sink.0.borrow_mut().clear();
-                    ours_full(src);
-                },
-                |(src, _, sink)| {
-                    black_box(src.push_back_or_overflow(black_box(0), sink));
-                },
-            )
-        })
-    });
+    bench_prepared(
+        &mut group,
+        "full_256/ours",
+        &mut rings,
+        1,
+        |(src, _, sink)| {
+            sink.0.borrow_mut().clear();
+            ours_full(src);
+        },
+        |(src, _, sink)| {
+            black_box(src.push_back_or_overflow(black_box(0), sink));
+        },
+    );
     group.finish();
 }
 
