@@ -31,7 +31,7 @@ impl Fairness {
     /// Whether tick `tick` checks the inject queue first.
     #[inline]
     pub(crate) fn due(&self, tick: u32) -> bool {
-        tick % self.interval == 0
+        tick.is_multiple_of(self.interval)
     }
 
     /// Feeds the mean poll time of the last batch.

@@ -13,7 +13,7 @@ pub const DEFAULT_MAX_LIFO_POLLS: u32 = 3;
 /// tokio's starting (and classic fixed) global-queue interval, in ticks.
 pub const DEFAULT_GLOBAL_INTERVAL: u32 = 61;
 /// tokio's local ring capacity.
-pub const DEFAULT_QUEUE_CAPACITY: usize = 256;
+pub const DEFAULT_QUEUE_CAPACITY: usize = crate::steal_half::queue::DEFAULT_CAPACITY;
 /// Largest ring capacity the packed u32 head can index safely.
 pub const MAX_QUEUE_CAPACITY: usize = 1 << 16;
 /// Smallest ring capacity that still leaves room to steal half.

@@ -14,7 +14,6 @@
 use crate::knobs::Knobs;
 use crate::metrics::Counters;
 use crate::task::raw::Notified;
-use crate::SchedulerKind;
 
 /// Why a task is being scheduled from a worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,8 +29,6 @@ pub(crate) enum Origin {
 /// Whom the core must notify after a push.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Wake {
-    /// Nobody (the pushing worker will run it).
-    None,
     /// Any parked worker, if nobody is searching.
     Any,
     /// This worker in particular (its private queue got the task).
@@ -53,9 +50,6 @@ pub(crate) struct WorkerRef<'a> {
 pub(crate) trait Policy: Send + Sync + Sized + 'static {
     /// Per-worker state, owned by its worker thread.
     type Core: Send + 'static;
-
-    /// Which `--sched` name this is.
-    const KIND: SchedulerKind;
 
     /// Whether idle workers look at other workers' queues.
     const STEALS: bool;

@@ -90,6 +90,7 @@ fn wake_while_running_reschedules_and_wake_after_completion_is_harmless() {
         assert_eq!(rt.block_on(h).unwrap(), 3, "{kind} x{workers}");
         let w = kept.lock().unwrap().take().unwrap();
         w.wake_by_ref(); // after completion: no effect
+        #[allow(clippy::waker_clone_wake)] // reason: exercises wake-by-value on a completed task
         w.clone().wake();
         drop(w);
         assert_eq!(polls.load(Ordering::SeqCst), 4, "{kind} x{workers}: polled after completion");

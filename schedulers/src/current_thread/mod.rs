@@ -10,7 +10,6 @@ use crate::knobs::{InjectMode, Knobs};
 use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
-use crate::SchedulerKind;
 
 /// tokio's current_thread `global_queue_interval` default.
 const GLOBAL_QUEUE_INTERVAL: u32 = 31;
@@ -27,7 +26,6 @@ pub(crate) struct Core {
 
 impl Policy for CurrentThread {
     type Core = Core;
-    const KIND: SchedulerKind = SchedulerKind::CurrentThread;
     const STEALS: bool = false;
 
     fn new(workers: usize, _knobs: &Knobs) -> (Self, Vec<Core>) {
@@ -45,7 +43,7 @@ impl Policy for CurrentThread {
     }
 
     fn next_task(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
-        if w.tick % GLOBAL_QUEUE_INTERVAL == 0 {
+        if w.tick.is_multiple_of(GLOBAL_QUEUE_INTERVAL) {
             if let Some(task) = self.inject.pop(0) {
                 Counters::bump(&w.counters.inject_pops, 1);
                 return Some(task);

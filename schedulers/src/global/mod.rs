@@ -10,7 +10,6 @@ use crate::loom::sync::atomic::{AtomicBool, Ordering};
 use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
-use crate::SchedulerKind;
 
 pub(crate) struct Global {
     queue: Injector<Notified>,
@@ -37,7 +36,6 @@ pub(crate) fn pop_injector(queue: &Injector<Notified>) -> Option<Notified> {
 
 impl Policy for Global {
     type Core = Core;
-    const KIND: SchedulerKind = SchedulerKind::Global;
     const STEALS: bool = false;
 
     fn new(workers: usize, _knobs: &Knobs) -> (Self, Vec<Core>) {

@@ -14,7 +14,6 @@ use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
-use crate::SchedulerKind;
 
 /// Ticks between inbox-first checks (same fairness as tokio's 61).
 const INBOX_INTERVAL: u32 = crate::knobs::DEFAULT_GLOBAL_INTERVAL;
@@ -30,7 +29,6 @@ pub(crate) struct Core {
 
 impl Policy for PerWorker {
     type Core = Core;
-    const KIND: SchedulerKind = SchedulerKind::PerWorker;
     const STEALS: bool = false;
 
     fn new(workers: usize, _knobs: &Knobs) -> (Self, Vec<Core>) {
@@ -52,7 +50,7 @@ impl Policy for PerWorker {
 
     fn next_task(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
         let inbox = &self.inboxes[w.index];
-        if w.tick % INBOX_INTERVAL == 0 {
+        if w.tick.is_multiple_of(INBOX_INTERVAL) {
             if let Some(task) = inbox.pop(0) {
                 Counters::bump(&w.counters.inject_pops, 1);
                 return Some(task);

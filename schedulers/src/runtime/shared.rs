@@ -131,7 +131,6 @@ impl<P: Policy> Shared<P> {
             self.remote_spawns.fetch_add(1, Ordering::Relaxed);
         }
         match self.policy.push_remote(task) {
-            Ok(Wake::None) => {}
             Ok(Wake::Any) => self.notify_parked(),
             Ok(Wake::Worker(i)) => {
                 if self.idle.notify_worker(i) {

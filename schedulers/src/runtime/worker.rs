@@ -91,7 +91,7 @@ impl<P: Policy> WorkerCx<P> {
         let event_interval = self.shared.knobs.event_interval;
         while !self.shared.is_shutdown() {
             core.tick = core.tick.wrapping_add(1);
-            if core.tick % event_interval == 0 {
+            if core.tick.is_multiple_of(event_interval) {
                 core = self.maintenance(core);
             }
             core = match self.find_task(&mut core) {

@@ -19,7 +19,6 @@ use crate::knobs::{Knobs, StealAmount, Victim};
 use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
-use crate::SchedulerKind;
 use queue::{Local, Overflow, Steal, StealLimit};
 
 /// Most tasks moved from the inject queue per refill (tokio's).
@@ -97,7 +96,6 @@ impl StealHalf {
 
 impl Policy for StealHalf {
     type Core = Core;
-    const KIND: SchedulerKind = SchedulerKind::StealHalf;
     const STEALS: bool = true;
 
     fn new(workers: usize, knobs: &Knobs) -> (Self, Vec<Core>) {

@@ -17,7 +17,6 @@ use crate::loom::sync::atomic::{AtomicBool, Ordering};
 use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
-use crate::SchedulerKind;
 
 /// Bounded retries of a steal that lost a race before moving on.
 const STEAL_RETRIES: u32 = 4;
@@ -71,7 +70,6 @@ impl StealOne {
 
 impl Policy for StealOne {
     type Core = Core;
-    const KIND: SchedulerKind = SchedulerKind::StealOne;
     const STEALS: bool = true;
 
     fn new(workers: usize, knobs: &Knobs) -> (Self, Vec<Core>) {

@@ -220,28 +220,11 @@ impl Drop for Task {
 }
 
 impl Notified {
-    pub(crate) fn raw(&self) -> RawTask {
-        self.0
-    }
-
     /// Polls the task (or finishes cancelling it); consumes the reference.
     pub(crate) fn run(self) {
         let raw = ManuallyDrop::new(self).0;
         // SAFETY: the reference we own is handed to `poll`.
         unsafe { (raw.vtable().poll)(raw.0) }
-    }
-
-    /// Rebuilds a `Notified` from a header pointer taken with `into_raw`.
-    ///
-    /// # Safety
-    /// `raw` must carry a `Notified` reference that nothing else will drop.
-    pub(crate) unsafe fn from_raw(raw: RawTask) -> Notified {
-        Notified(raw)
-    }
-
-    /// Gives up ownership of the reference without dropping it.
-    pub(crate) fn into_raw(self) -> RawTask {
-        ManuallyDrop::new(self).0
     }
 }
 

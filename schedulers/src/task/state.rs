@@ -38,7 +38,7 @@ const MAX_REFS: usize = (isize::MAX as usize) >> REF_SHIFT;
 
 /// A new task: three references (owned list, the first `Notified`, the
 /// `JoinHandle`), join interest, and notified (it is about to be queued).
-const INITIAL: usize = 3 * REF_ONE | JOIN_INTEREST | NOTIFIED;
+const INITIAL: usize = (3 * REF_ONE) | JOIN_INTEREST | NOTIFIED;
 
 /// A copy of the state word with accessors.
 #[derive(Clone, Copy, PartialEq, Eq)]
