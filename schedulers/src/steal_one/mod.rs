@@ -4,6 +4,10 @@
 //! one task from a victim (random start, then every other worker once);
 //! tasks from outside go through a global `Injector`.
 //!
+//! Every `global-interval` ticks the owner takes from the injector, or
+//! else the oldest task of its own deque, so that a self-respawning task on
+//! top of a LIFO deque cannot starve the tasks beneath it.
+//!
 //! A yielded task goes to the injector rather than the owner's deque: with
 //! a LIFO owner end the deque has no "back" for the owner, and a yield that
 //! is popped again at once would not yield.
@@ -49,6 +53,17 @@ impl StealOne {
                 Steal::Retry => std::hint::spin_loop(),
             }
         }
+    }
+
+    fn steal_oldest_own(&self, index: usize) -> Option<Notified> {
+        for _ in 0..STEAL_RETRIES {
+            match self.stealers[index].steal() {
+                Steal::Success(t) => return Some(t),
+                Steal::Empty => return None,
+                Steal::Retry => std::hint::spin_loop(),
+            }
+        }
+        None
     }
 
     fn steal_from(&self, victim: usize, counters: &Counters) -> Option<Notified> {
@@ -102,6 +117,13 @@ impl Policy for StealOne {
         if core.fairness.due(w.tick) {
             if let Some(t) = pop_injector(&self.injector) {
                 Counters::bump(&w.counters.inject_pops, 1);
+                return Some(t);
+            }
+            // LIFO starvation guard: a task that keeps respawning itself
+            // stays on top of the owner's end forever; with no thief (one
+            // worker, or all busy) the tasks beneath would never run. Take
+            // the oldest one through our own stealer at the same interval.
+            if let Some(t) = self.steal_oldest_own(w.index) {
                 return Some(t);
             }
         }
