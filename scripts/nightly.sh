@@ -27,7 +27,7 @@ cd "$(dirname "$0")/.."
 slug() { tr '[:upper:]' '[:lower:]' | sed -e 's/[^a-z0-9]\{1,\}/-/g' -e 's/^-//' -e 's/-$//'; }
 cpu_model() {
     # Same source as wsbench's cpu_model on Linux; empty elsewhere.
-    sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo 2>/dev/null | head -n 1
+    sed -n 's/^model name[[:space:]]*:[[:space:]]*//p;T;q' /proc/cpuinfo 2>/dev/null || true
 }
 logical_cpus() { getconf _NPROCESSORS_ONLN 2>/dev/null || nproc; }
 
@@ -50,7 +50,7 @@ case "${1:-}" in
         [ -f "$dir/results.csv" ] || { echo "error: $dir/results.csv does not exist" >&2; exit 2; }
         suffix=""
         if [ "$(cat "$dir/mode" 2>/dev/null)" = tiny ]; then suffix="-tiny"; fi
-        target=$(baseline_candidates "$suffix" | head -n 1)
+        target="results/baseline/$(uname -n | slug)${suffix}.csv"
         mkdir -p results/baseline
         cp "$dir/results.csv" "$target.tmp.$$" && mv "$target.tmp.$$" "$target"
         echo "promoted $dir/results.csv -> $target"

@@ -234,13 +234,19 @@ fn run_is_the_default_subcommand_and_appends_to_a_matching_csv() {
         SHORT,
     ]);
     wsbench_in(&dir, &common).ok();
-    let mut explicit = vec!["run"];
+    let mut explicit = vec!["run", "--pin"];
     explicit.extend(&common);
     wsbench_in(&dir, &explicit)
         .ok()
         .stdout_has(&["steal-half", "yield-many"]);
-    let (_, rows) = read_csv(&dir.join("a.csv"));
+    let (header, rows) = read_csv(&dir.join("a.csv"));
     assert_eq!(rows.len(), 2, "second invocation appended one row");
+    let pinned: Vec<&str> = rows.iter().map(|r| col(&header, r, "pinned")).collect();
+    assert_eq!(
+        pinned,
+        ["false", "true"],
+        "only the --pin run pinned its workers"
+    );
 }
 
 #[test]

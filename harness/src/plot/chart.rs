@@ -36,10 +36,13 @@ const LEGEND_SWATCH_PX: (i32, i32) = (16, 4);
 /// Opacity of the legend's background over the lines.
 const LEGEND_BACKGROUND_ALPHA: f64 = 0.85;
 /// Opacity of the min..max band.
-const BAND_ALPHA: f64 = 0.15;
+const BAND_ALPHA: f64 = 0.08;
 /// Axis padding on log axes (multiplicative) and linear ones (fraction).
 const LOG_PAD: f64 = 1.25;
 const LINEAR_PAD: f64 = 0.08;
+/// Free space above the data per legend row, as a fraction of the axis
+/// span, so the legend (upper left) does not cover the lines.
+const LEGEND_ROW_HEADROOM: f64 = 0.06;
 /// Upper bound of tick labels on an axis.
 const MAX_TICKS: usize = 12;
 
@@ -98,6 +101,8 @@ pub enum Ticks {
     Number,
     /// x = 1/(1-p) written as the percentile p.
     Percentile,
+    /// Microseconds written with a unit (`250µs`, `1.5ms`).
+    Latency,
 }
 
 /// A chart to draw.
@@ -115,6 +120,8 @@ pub struct Chart {
     pub y_scale: Scale,
     /// x tick style.
     pub x_ticks: Ticks,
+    /// y tick style.
+    pub y_ticks: Ticks,
     /// The lines.
     pub series: Vec<Series>,
     /// Draw a marker at every point (off for dense curves).
@@ -133,7 +140,10 @@ pub fn register_embedded_font() -> Result<()> {
         .ok_or_else(|| anyhow!("cannot register the embedded DejaVu Sans font"))
 }
 
-fn bounds(values: impl Iterator<Item = f64>, scale: Scale) -> (f64, f64) {
+/// The axis range of `values`: padded, from zero on linear axes, and with
+/// `headroom` (a fraction of the axis span) added on top, where the legend
+/// goes.
+fn bounds(values: impl Iterator<Item = f64>, scale: Scale, headroom: f64) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in values.filter(|v| v.is_finite() && (scale == Scale::Linear || *v > 0.0)) {
         lo = lo.min(v);
@@ -143,22 +153,24 @@ fn bounds(values: impl Iterator<Item = f64>, scale: Scale) -> (f64, f64) {
         return (0.0, 1.0);
     }
     match scale {
-        Scale::Linear => (
-            0.0_f64.min(lo),
-            if hi > 0.0 {
+        Scale::Linear => {
+            let hi = if hi > 0.0 {
                 hi * (1.0 + LINEAR_PAD)
             } else {
                 1.0
-            },
-        ),
-        Scale::Log(_) => (
-            lo / LOG_PAD,
-            if hi > lo {
+            };
+            let lo = 0.0_f64.min(lo);
+            (lo, hi + (hi - lo) * headroom)
+        }
+        Scale::Log(_) => {
+            let lo = lo / LOG_PAD;
+            let hi = if hi > lo * LOG_PAD {
                 hi * LOG_PAD
             } else {
                 lo * LOG_PAD * LOG_PAD
-            },
-        ),
+            };
+            (lo, hi * (hi / lo).powf(headroom))
+        }
     }
 }
 
@@ -171,6 +183,21 @@ fn percentile_label(x: f64) -> String {
     let text = format!("{p:.4}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     format!("{text}%")
+}
+
+/// Microseconds as a short tick label: `250µs`, `2.5ms`, `1s`.
+fn latency_tick(us: f64) -> String {
+    let text = crate::table::format_us(us);
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number = if number.contains('.') {
+        number.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        number
+    };
+    format!("{number}{unit}")
 }
 
 fn number_label(v: f64) -> String {
@@ -195,8 +222,13 @@ where
         )
         .map_err(|e| anyhow!("{e}"))?;
     let all = || chart.series.iter().flat_map(|s| s.points.iter());
-    let (x0, x1) = bounds(all().map(|p| p.x), chart.x_scale);
-    let (y0, y1) = bounds(all().flat_map(|p| [p.y, p.lo, p.hi]), chart.y_scale);
+    let (x0, x1) = bounds(all().map(|p| p.x), chart.x_scale, 0.0);
+    let headroom = LEGEND_ROW_HEADROOM * chart.series.len() as f64;
+    let (y0, y1) = bounds(
+        all().flat_map(|p| [p.y, p.lo, p.hi]),
+        chart.y_scale,
+        headroom,
+    );
     match (chart.x_scale, chart.y_scale) {
         (Scale::Log(bx), Scale::Log(by)) => plot(
             &plot_area,
@@ -230,18 +262,20 @@ where
         .y_label_area_size(Y_LABEL_AREA_PX)
         .build_cartesian_2d(x, y)
         .map_err(|e| anyhow!("{e}"))?;
-    let x_ticks = chart.x_ticks;
-    let x_fmt = move |v: &f64| match x_ticks {
-        Ticks::Number => number_label(*v),
-        Ticks::Percentile => percentile_label(*v),
+    let label = |ticks: Ticks, v: f64| match ticks {
+        Ticks::Number => number_label(v),
+        Ticks::Percentile => percentile_label(v),
+        Ticks::Latency => latency_tick(v),
     };
+    let x_fmt = |v: &f64| label(chart.x_ticks, *v);
+    let y_fmt = |v: &f64| label(chart.y_ticks, *v);
     ctx.configure_mesh()
         .x_desc(&chart.x_label)
         .y_desc(&chart.y_label)
         .x_labels(MAX_TICKS)
         .y_labels(MAX_TICKS)
         .x_label_formatter(&x_fmt)
-        .y_label_formatter(&|v: &f64| number_label(*v))
+        .y_label_formatter(&y_fmt)
         .label_style((FONT, LABEL_PX))
         .axis_desc_style((FONT, LABEL_PX))
         .light_line_style(WHITE)
@@ -329,6 +363,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn latency_ticks_drop_trailing_zeros() {
+        assert_eq!(latency_tick(100_000.0), "100ms");
+        assert_eq!(latency_tick(1_000_000.0), "1s");
+        assert_eq!(latency_tick(2_500.0), "2.5ms");
+        assert_eq!(latency_tick(250.0), "250µs");
+        assert_eq!(latency_tick(10.0), "10µs");
+    }
+
+    #[test]
     fn percentile_ticks() {
         assert_eq!(percentile_label(1.0), "0%");
         assert_eq!(percentile_label(10.0), "90%");
@@ -338,9 +381,18 @@ mod tests {
 
     #[test]
     fn bounds_pad_and_respect_log_axes() {
-        assert_eq!(bounds([1.0, 4.0].into_iter(), Scale::Linear).0, 0.0);
-        let (lo, hi) = bounds([0.0, 2.0, 8.0].into_iter(), Scale::Log(2.0));
+        assert_eq!(bounds([1.0, 4.0].into_iter(), Scale::Linear, 0.0).0, 0.0);
+        let (lo, hi) = bounds([0.0, 2.0, 8.0].into_iter(), Scale::Log(2.0), 0.0);
         assert!(lo > 0.0 && lo < 2.0 && hi > 8.0, "{lo} {hi}");
-        assert_eq!(bounds(std::iter::empty(), Scale::Linear), (0.0, 1.0));
+        assert_eq!(bounds(std::iter::empty(), Scale::Linear, 0.0), (0.0, 1.0));
+        // Headroom adds a fraction of the span on top, in axis space.
+        let (lo, hi) = bounds([10.0].into_iter(), Scale::Linear, 0.5);
+        assert!(
+            (lo, hi) == (0.0, 10.0 * (1.0 + LINEAR_PAD) * 1.5),
+            "{lo} {hi}"
+        );
+        let (lo, hi) = bounds([1.0, 100.0].into_iter(), Scale::Log(10.0), 0.5);
+        let span = (100.0 * LOG_PAD) / (1.0 / LOG_PAD);
+        assert!(((hi / lo) / span.powf(1.5) - 1.0).abs() < 1e-9, "{lo} {hi}");
     }
 }

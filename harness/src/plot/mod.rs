@@ -152,6 +152,11 @@ fn scaling_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> 
             x_scale: Scale::Log(WORKERS_LOG_BASE),
             y_scale,
             x_ticks: Ticks::Number,
+            y_ticks: if y_scale == Scale::Linear {
+                Ticks::Number
+            } else {
+                Ticks::Latency
+            },
             series,
             markers: true,
             caption: caption.to_string(),
@@ -170,7 +175,7 @@ fn scaling_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> 
                 format!("{base}-p99"),
                 chart(
                     format!("{workload}: p99 latency vs workers{variant}"),
-                    "p99 latency (µs, log)",
+                    "p99 latency (log scale)",
                     Scale::Log(DECADE),
                     p99,
                 ),
@@ -234,10 +239,11 @@ fn load_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> {
                     "{workload}: p99 latency vs offered load, {workers} workers{variant}"
                 ),
                 x_label: "offered load (requests/s)".to_string(),
-                y_label: "p99 latency (µs, log)".to_string(),
+                y_label: "p99 latency (log scale)".to_string(),
                 x_scale: Scale::Linear,
                 y_scale: Scale::Log(DECADE),
                 x_ticks: Ticks::Number,
+                y_ticks: Ticks::Latency,
                 series,
                 markers: true,
                 caption: caption.to_string(),
@@ -328,10 +334,11 @@ fn spectrum_charts(dir: &Path, caption: &str) -> Result<Vec<(String, Chart)>> {
                 Chart {
                     title: format!("{workload}: latency by percentile, {workers} workers{variant}"),
                     x_label: "percentile (log scale of 1/(1-p))".to_string(),
-                    y_label: "latency (µs, log)".to_string(),
+                    y_label: "latency (log scale)".to_string(),
                     x_scale: Scale::Log(DECADE),
                     y_scale: Scale::Log(DECADE),
                     x_ticks: Ticks::Percentile,
+                    y_ticks: Ticks::Latency,
                     series,
                     markers: false,
                     caption: caption.to_string(),
