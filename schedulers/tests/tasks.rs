@@ -301,3 +301,46 @@ fn spawn_blocking_does_not_stop_async_tasks_on_one_worker() {
         assert!(rt.metrics().driver.blocking_threads_spawned >= 1);
     }
 }
+
+/// Counts how often the wrapped future is polled.
+struct CountPolls<F> {
+    inner: Pin<Box<F>>,
+    polls: Arc<AtomicUsize>,
+}
+
+impl<F: Future> Future for CountPolls<F> {
+    type Output = F::Output;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        self.polls.fetch_add(1, Ordering::SeqCst);
+        self.inner.as_mut().poll(cx)
+    }
+}
+
+#[test]
+fn budget_forces_a_yield_after_128_resource_operations() {
+    const READY: usize = 300;
+    for (budget, min_polls, max_polls) in [("128", 3, READY), ("off", 1, 1)] {
+        let rt = Builder::new(SchedulerKind::StealHalf).workers(1).knob("budget", budget).build().unwrap();
+        let handles: Vec<_> = (0..READY).map(|i| rt.spawn(async move { i })).collect();
+        // Wait until every handle is ready, so awaiting them never blocks.
+        rt.block_on(async {
+            while !handles.iter().all(|h| h.is_finished()) {
+                yield_now().await;
+            }
+        });
+        let polls = Arc::new(AtomicUsize::new(0));
+        let sum = rt.block_on(rt.spawn(CountPolls {
+            inner: Box::pin(async move {
+                let mut s = 0;
+                for h in handles {
+                    s += h.await.unwrap();
+                }
+                s
+            }),
+            polls: polls.clone(),
+        }));
+        assert_eq!(sum.unwrap(), READY * (READY - 1) / 2);
+        let n = polls.load(Ordering::SeqCst);
+        assert!((min_polls..=max_polls).contains(&n), "budget={budget}: awaiting {READY} ready handles took {n} polls");
+    }
+}
