@@ -36,7 +36,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a benchmark matrix (the default when no subcommand is given).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List every scheduler, workload, workload parameter and knob with its meaning and default.
     List,
     /// Compare two result CSVs and decide, per cell and metric, regressed / improved / unchanged.

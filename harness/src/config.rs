@@ -41,7 +41,7 @@ pub fn allowed_cpus() -> usize {
 pub fn capped_default_rate(workload: &WorkloadInfo, workers: usize) -> Option<f64> {
     let per_worker = workload.default_rate_per_worker?;
     let cores = allowed_cpus();
-    (workers > cores).then(|| per_worker * cores as f64)
+    (workers > cores).then_some(per_worker * cores as f64)
 }
 
 /// The validated options of one `wsbench run`.
@@ -113,7 +113,7 @@ pub struct Plan {
 }
 
 fn names<T>(items: &[T], name: impl Fn(&T) -> &str) -> String {
-    items.iter().map(|i| name(i)).collect::<Vec<_>>().join(", ")
+    items.iter().map(name).collect::<Vec<_>>().join(", ")
 }
 
 fn parse_scheds(text: &str) -> Result<Vec<&'static SchedInfo>> {

@@ -181,7 +181,7 @@ fn read_header(path: &Path, reader: &mut csv::Reader<std::fs::File>) -> Result<C
         .with_context(|| format!("`{}` line 1: cannot read the header", path.display()))?
         .clone();
     ensure!(
-        !(header.len() == 0 || header.len() == 1 && header[0].trim().is_empty()),
+        !(header.is_empty() || header.len() == 1 && header[0].trim().is_empty()),
         "`{}` is empty; expected a wsbench results CSV starting with `{}`",
         path.display(),
         CORE_COLUMNS.join(",")

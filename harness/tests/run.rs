@@ -198,7 +198,7 @@ fn run_writes_table_csv_json_and_hdr_logs() {
         .filter(|(t, _)| t.as_deref().is_some_and(|t| t.starts_with("run")))
         .collect();
     assert_eq!(corrected.len(), 2, "one interval per run");
-    assert!(corrected.iter().all(|(_, h)| h.len() > 0));
+    assert!(corrected.iter().all(|(_, h)| !h.is_empty()));
     let p99_csv: f64 = rows
         .iter()
         .find(|r| {

@@ -219,9 +219,8 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         fs::rename(&tmp, path)
     };
     write()
-        .map_err(|e| {
+        .inspect_err(|_| {
             let _ = fs::remove_file(&tmp);
-            e
         })
         .with_context(|| format!("cannot write `{}`", path.display()))
 }

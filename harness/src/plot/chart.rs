@@ -346,10 +346,7 @@ pub fn write(dir: &Path, stem: &str, chart: &Chart, size: (u32, u32)) -> Result<
     // The encoder picks the format from the extension, so the temporary
     // name keeps `.png`.
     let tmp = parent_dir(&png_path).join(format!(".{stem}.tmp-{}.png", std::process::id()));
-    let drawn = (|| {
-        let root = BitMapBackend::new(&tmp, size).into_drawing_area();
-        draw(&root, chart)
-    })();
+    let drawn = draw(&BitMapBackend::new(&tmp, size).into_drawing_area(), chart);
     let result = drawn.and_then(|_| std::fs::rename(&tmp, &png_path).map_err(anyhow::Error::from));
     if let Err(e) = result {
         let _ = std::fs::remove_file(&tmp);

@@ -13,6 +13,8 @@
 //! stress tests instead.
 
 mod idle;
+mod idle_race;
+mod inject;
 mod lifo;
 mod support;
 mod task;
