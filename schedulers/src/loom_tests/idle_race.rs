@@ -12,12 +12,12 @@
 //! before `ONE_UNPARKED` is added): a worker can re-park and subtract
 //! `ONE_UNPARKED` before the notifier added it.
 //!
-//! Fix (runtime): in both notifiers, do the `state.fetch_add` before the
+//! Fixed in the runtime: in both notifiers, do the `state.fetch_add` before the
 //! `parked[index].store(WOKEN_*)`, so that whoever sees `WOKEN_*` sees the
 //! count too (SeqCst RMW sequenced before the SeqCst store).
 //!
 //! Bound: 2 preemptions (the worker after registering, so the notifier
-//! picks it; the notifier between its store and its add). Fails at 2.
+//! picks it; the notifier between its store and its add). Failed at 2 before the fix.
 
 use std::sync::Arc;
 
@@ -30,7 +30,6 @@ use crate::runtime::idle::{Idle, Woken};
 /// sleep, and it comes back; meanwhile a pusher picks it as the searcher
 /// to wake. If it came back as a searcher, it leaves searching once.
 #[test]
-#[ignore = "bug: idle.rs worker_to_notify publishes WOKEN_SEARCHING before counting the searcher (see module doc)"]
 fn woken_searcher_is_counted_before_it_can_leave() {
     loom::model(|| {
         let idle = Arc::new(Idle::new(2, SearchingLimit::Half));

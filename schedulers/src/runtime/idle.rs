@@ -117,9 +117,13 @@ impl Idle {
             return None;
         }
         let index = sleepers.pop()?;
-        self.parked[index].store(WOKEN_SEARCHING, SeqCst);
-        // The woken worker is unparked and searching.
+        // The woken worker is unparked and searching. Count it before
+        // publishing WOKEN_SEARCHING: the worker may read that flag on the
+        // lock-free path of `transition_from_parked` and leave searching at
+        // once, which must find itself counted (SeqCst RMW before SeqCst
+        // store; found by the `idle_race` loom model).
         self.state.fetch_add(ONE_SEARCHING + ONE_UNPARKED, SeqCst);
+        self.parked[index].store(WOKEN_SEARCHING, SeqCst);
         Some(index)
     }
 
@@ -139,8 +143,9 @@ impl Idle {
         let mut sleepers = self.sleepers.lock().unwrap();
         let Some(pos) = sleepers.iter().position(|&i| i == index) else { return false };
         sleepers.swap_remove(pos);
-        self.parked[index].store(WOKEN_TARGETED, SeqCst);
+        // Count before publishing, as in `worker_to_notify`.
         self.state.fetch_add(ONE_UNPARKED, SeqCst);
+        self.parked[index].store(WOKEN_TARGETED, SeqCst);
         true
     }
 
