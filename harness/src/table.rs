@@ -118,110 +118,116 @@ fn latency_cell(c: &CellSummary, metric: LatencyMetric) -> String {
         .unwrap_or_else(|| BLANK.to_string())
 }
 
+/// Which optional columns a result set needs.
+struct Optional {
+    knobs: bool,
+    params: bool,
+    load: bool,
+    failed: bool,
+}
+
+fn or_blank(v: Option<String>) -> String {
+    v.unwrap_or_else(|| BLANK.to_string())
+}
+
+fn non_empty_or_blank(text: &str) -> String {
+    or_blank((!text.is_empty()).then(|| text.to_string()))
+}
+
+/// One cell's row, in the column order of [`cells_table`].
+fn cell_row(
+    c: &CellSummary,
+    cells: &[CellSummary],
+    baseline: &str,
+    optional: &Optional,
+) -> Vec<String> {
+    let mut row = vec![
+        c.key.scheduler.clone(),
+        c.key.workers.to_string(),
+        c.key.workload.clone(),
+    ];
+    if optional.knobs {
+        row.push(non_empty_or_blank(&c.key.knobs));
+    }
+    if optional.params {
+        row.push(non_empty_or_blank(&c.key.params));
+    }
+    if optional.load {
+        row.push(or_blank(c.load_per_s().map(format_count)));
+    }
+    let thr = c.throughput_per_s.filter(|_| c.ok_runs > 0);
+    row.push(or_blank(thr.map(|s| format_count(s.median))));
+    row.push(or_blank(
+        thr.map(|s| format!("{:.1}%", s.relative_spread() * PERCENT)),
+    ));
+    for m in [
+        LatencyMetric::P50,
+        LatencyMetric::P99,
+        LatencyMetric::P999,
+        LatencyMetric::Max,
+    ] {
+        row.push(latency_cell(c, m));
+    }
+    row.push(or_blank(
+        c.counters.get(STEALS_COUNTER).map(|v| format_count(*v)),
+    ));
+    let ratios = ratios_to(cells, c, baseline);
+    for r in [ratios.throughput, ratios.p99] {
+        row.push(or_blank(r.map(|r| format!("{r:.2}x"))));
+    }
+    if optional.failed {
+        row.push(format!("{}/{}", c.failed_runs, c.failed_runs + c.ok_runs));
+    }
+    row
+}
+
 /// The main table of a result set.
 pub fn cells_table(results: &Results) -> Table {
     let cells = &results.cells;
-    let show_knobs = cells.iter().any(|c| !c.key.knobs.is_empty());
-    let show_params = cells.iter().any(|c| !c.key.params.is_empty());
-    let show_load = cells.iter().any(|c| c.load_per_s().is_some());
-    let show_failed = cells.iter().any(|c| c.failed_runs > 0);
+    let optional = Optional {
+        knobs: cells.iter().any(|c| !c.key.knobs.is_empty()),
+        params: cells.iter().any(|c| !c.key.params.is_empty()),
+        load: cells.iter().any(|c| c.load_per_s().is_some()),
+        failed: cells.iter().any(|c| c.failed_runs > 0),
+    };
     let baseline = &results.settings.baseline_sched;
-    let mut columns: Vec<(&str, bool)> =
-        vec![("scheduler", false), ("workers", true), ("workload", false)];
-    if show_knobs {
-        columns.push(("knobs", false));
+    let mut columns: Vec<(String, bool)> = vec![
+        ("scheduler".into(), false),
+        ("workers".into(), true),
+        ("workload".into(), false),
+    ];
+    for (wanted, name, right) in [
+        (optional.knobs, "knobs", false),
+        (optional.params, "params", false),
+        (optional.load, "offered/s", true),
+    ] {
+        if wanted {
+            columns.push((name.into(), right));
+        }
     }
-    if show_params {
-        columns.push(("params", false));
+    for name in [
+        "throughput/s",
+        "spread",
+        "p50",
+        "p99",
+        "p99.9",
+        "max",
+        "steals",
+    ] {
+        columns.push((name.into(), true));
     }
-    if show_load {
-        columns.push(("offered/s", true));
+    columns.push((format!("thr/{baseline}"), true));
+    columns.push((format!("p99/{baseline}"), true));
+    if optional.failed {
+        columns.push(("failed".into(), true));
     }
-    columns.extend([
-        ("throughput/s", true),
-        ("spread", true),
-        ("p50", true),
-        ("p99", true),
-        ("p99.9", true),
-        ("max", true),
-        ("steals", true),
-    ]);
-    let thr_vs = format!("thr/{baseline}");
-    let p99_vs = format!("p99/{baseline}");
-    columns.push((&thr_vs, true));
-    columns.push((&p99_vs, true));
-    if show_failed {
-        columns.push(("failed", true));
-    }
-    let rows = cells
-        .iter()
-        .map(|c| {
-            let mut row = vec![
-                c.key.scheduler.clone(),
-                c.key.workers.to_string(),
-                c.key.workload.clone(),
-            ];
-            if show_knobs {
-                row.push(if c.key.knobs.is_empty() {
-                    BLANK.to_string()
-                } else {
-                    c.key.knobs.clone()
-                });
-            }
-            if show_params {
-                row.push(if c.key.params.is_empty() {
-                    BLANK.to_string()
-                } else {
-                    c.key.params.clone()
-                });
-            }
-            if show_load {
-                row.push(
-                    c.load_per_s()
-                        .map(format_count)
-                        .unwrap_or_else(|| BLANK.to_string()),
-                );
-            }
-            let thr = c.throughput_per_s.filter(|_| c.ok_runs > 0);
-            row.push(
-                thr.map(|s| format_count(s.median))
-                    .unwrap_or_else(|| BLANK.to_string()),
-            );
-            row.push(
-                thr.map(|s| format!("{:.1}%", s.relative_spread() * PERCENT))
-                    .unwrap_or_else(|| BLANK.to_string()),
-            );
-            for m in [
-                LatencyMetric::P50,
-                LatencyMetric::P99,
-                LatencyMetric::P999,
-                LatencyMetric::Max,
-            ] {
-                row.push(latency_cell(c, m));
-            }
-            row.push(
-                c.counters
-                    .get(STEALS_COUNTER)
-                    .map(|v| format_count(*v))
-                    .unwrap_or_else(|| BLANK.to_string()),
-            );
-            let ratios = ratios_to(cells, c, baseline);
-            for r in [ratios.throughput, ratios.p99] {
-                row.push(
-                    r.map(|r| format!("{r:.2}x"))
-                        .unwrap_or_else(|| BLANK.to_string()),
-                );
-            }
-            if show_failed {
-                row.push(format!("{}/{}", c.failed_runs, c.failed_runs + c.ok_runs));
-            }
-            row
-        })
-        .collect();
     Table {
-        header: columns.iter().map(|c| c.0.to_string()).collect(),
+        header: columns.iter().map(|c| c.0.clone()).collect(),
         right: columns.iter().map(|c| c.1).collect(),
-        rows,
+        rows: cells
+            .iter()
+            .map(|c| cell_row(c, cells, baseline, &optional))
+            .collect(),
     }
 }
 

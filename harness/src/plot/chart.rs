@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use anyhow::{anyhow, Context, Result};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
-use plotters::coord::Shift;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 
@@ -246,41 +246,14 @@ where
     }
 }
 
-fn plot<DB, X, Y>(area: &DrawingArea<DB, Shift>, chart: &Chart, x: X, y: Y) -> Result<()>
+/// Draws every series of `chart`: band, line (with its legend entry) and
+/// markers.
+fn draw_lines<'a, DB, CT>(ctx: &mut ChartContext<'a, DB, CT>, chart: &Chart) -> Result<()>
 where
-    DB: DrawingBackend,
+    DB: DrawingBackend + 'a,
     DB::ErrorType: 'static,
-    X: AsRangedCoord<Value = f64>,
-    Y: AsRangedCoord<Value = f64>,
-    X::CoordDescType: ValueFormatter<f64>,
-    Y::CoordDescType: ValueFormatter<f64>,
+    CT: CoordTranslate<From = (f64, f64)>,
 {
-    let mut ctx = ChartBuilder::on(area)
-        .caption(&chart.title, (FONT, TITLE_PX))
-        .margin(MARGIN_PX)
-        .x_label_area_size(X_LABEL_AREA_PX)
-        .y_label_area_size(Y_LABEL_AREA_PX)
-        .build_cartesian_2d(x, y)
-        .map_err(|e| anyhow!("{e}"))?;
-    let label = |ticks: Ticks, v: f64| match ticks {
-        Ticks::Number => number_label(v),
-        Ticks::Percentile => percentile_label(v),
-        Ticks::Latency => latency_tick(v),
-    };
-    let x_fmt = |v: &f64| label(chart.x_ticks, *v);
-    let y_fmt = |v: &f64| label(chart.y_ticks, *v);
-    ctx.configure_mesh()
-        .x_desc(&chart.x_label)
-        .y_desc(&chart.y_label)
-        .x_labels(MAX_TICKS)
-        .y_labels(MAX_TICKS)
-        .x_label_formatter(&x_fmt)
-        .y_label_formatter(&y_fmt)
-        .label_style((FONT, LABEL_PX))
-        .axis_desc_style((FONT, LABEL_PX))
-        .light_line_style(WHITE)
-        .draw()
-        .map_err(|e| anyhow!("{e}"))?;
     for s in &chart.series {
         let (r, g, b) = PALETTE[s.color_slot % PALETTE.len()];
         let color = RGBColor(r, g, b).to_rgba();
@@ -322,6 +295,45 @@ where
             .map_err(|e| anyhow!("{e}"))?;
         }
     }
+    Ok(())
+}
+
+fn plot<DB, X, Y>(area: &DrawingArea<DB, Shift>, chart: &Chart, x: X, y: Y) -> Result<()>
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let mut ctx = ChartBuilder::on(area)
+        .caption(&chart.title, (FONT, TITLE_PX))
+        .margin(MARGIN_PX)
+        .x_label_area_size(X_LABEL_AREA_PX)
+        .y_label_area_size(Y_LABEL_AREA_PX)
+        .build_cartesian_2d(x, y)
+        .map_err(|e| anyhow!("{e}"))?;
+    let label = |ticks: Ticks, v: f64| match ticks {
+        Ticks::Number => number_label(v),
+        Ticks::Percentile => percentile_label(v),
+        Ticks::Latency => latency_tick(v),
+    };
+    let x_fmt = |v: &f64| label(chart.x_ticks, *v);
+    let y_fmt = |v: &f64| label(chart.y_ticks, *v);
+    ctx.configure_mesh()
+        .x_desc(&chart.x_label)
+        .y_desc(&chart.y_label)
+        .x_labels(MAX_TICKS)
+        .y_labels(MAX_TICKS)
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
+        .label_style((FONT, LABEL_PX))
+        .axis_desc_style((FONT, LABEL_PX))
+        .light_line_style(WHITE)
+        .draw()
+        .map_err(|e| anyhow!("{e}"))?;
+    draw_lines(&mut ctx, chart)?;
     ctx.configure_series_labels()
         .background_style(WHITE.mix(LEGEND_BACKGROUND_ALPHA))
         .border_style(BLACK)

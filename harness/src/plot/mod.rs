@@ -94,6 +94,32 @@ fn stem(parts: &[&str]) -> String {
     )
 }
 
+/// A chart with workers on a log2 x axis.
+fn workers_chart(
+    title: String,
+    y_label: &str,
+    y_scale: Scale,
+    series: Vec<Series>,
+    caption: &str,
+) -> Chart {
+    Chart {
+        title,
+        x_label: "worker threads (log2)".to_string(),
+        y_label: y_label.to_string(),
+        x_scale: Scale::Log(WORKERS_LOG_BASE),
+        y_scale,
+        x_ticks: Ticks::Number,
+        y_ticks: if y_scale == Scale::Linear {
+            Ticks::Number
+        } else {
+            Ticks::Latency
+        },
+        series,
+        markers: true,
+        caption: caption.to_string(),
+    }
+}
+
 type ScalingKey = (String, String, String, Option<u64>);
 
 /// Throughput and p99 vs workers, for groups with at least two worker counts.
@@ -145,39 +171,27 @@ fn scaling_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> 
                 })
                 .collect(),
         );
-        let chart = |title: String, y_label: &str, y_scale: Scale, series: Vec<Series>| Chart {
-            title,
-            x_label: "worker threads (log2)".to_string(),
-            y_label: y_label.to_string(),
-            x_scale: Scale::Log(WORKERS_LOG_BASE),
-            y_scale,
-            x_ticks: Ticks::Number,
-            y_ticks: if y_scale == Scale::Linear {
-                Ticks::Number
-            } else {
-                Ticks::Latency
-            },
-            series,
-            markers: true,
-            caption: caption.to_string(),
-        };
+        let title = format!("{workload}: throughput vs workers{variant}");
         out.push((
             format!("{base}-throughput"),
-            chart(
-                format!("{workload}: throughput vs workers{variant}"),
+            workers_chart(
+                title,
                 "throughput (operations/s)",
                 Scale::Linear,
                 throughput,
+                caption,
             ),
         ));
         if p99.iter().any(|s| !s.points.is_empty()) {
+            let title = format!("{workload}: p99 latency vs workers{variant}");
             out.push((
                 format!("{base}-p99"),
-                chart(
-                    format!("{workload}: p99 latency vs workers{variant}"),
+                workers_chart(
+                    title,
                     "p99 latency (log scale)",
                     Scale::Log(DECADE),
                     p99,
+                    caption,
                 ),
             ));
         }
@@ -253,6 +267,80 @@ fn load_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> {
     out
 }
 
+/// The identity of a spectrum chart: the cell without the scheduler.
+const SPECTRUM_KEY: [&str; 5] = ["workload", "workers", "knobs", "params", "rate_per_s"];
+
+/// One log's merged histogram as a spectrum series, with its chart key.
+fn spectrum_series(path: &Path) -> Result<([String; 5], Series)> {
+    let log = hdr::read(path)?;
+    let merged = log
+        .merged_runs()
+        .with_context(|| format!("`{}`", path.display()))?;
+    let points = merged
+        .iter_quantiles(SPECTRUM_TICKS_PER_HALF)
+        .map(|v| {
+            (
+                v.quantile_iterated_to(),
+                v.value_iterated_to() as f64 * crate::record::US_PER_NS,
+            )
+        })
+        .filter(|(q, _)| *q < SPECTRUM_MAX_QUANTILE)
+        .map(|(q, us)| Point {
+            x: 1.0 / (1.0 - q),
+            y: us,
+            lo: us,
+            hi: us,
+        })
+        .collect();
+    let name = log
+        .meta
+        .get("scheduler")
+        .cloned()
+        .unwrap_or_else(|| path.display().to_string());
+    let key = SPECTRUM_KEY.map(|k| log.meta.get(k).cloned().unwrap_or_default());
+    Ok((
+        key,
+        Series {
+            color_slot: color_slot(&name),
+            name,
+            points,
+        },
+    ))
+}
+
+fn spectrum_chart(key: [String; 5], series: Vec<Series>, caption: &str) -> (String, Chart) {
+    let [workload, workers, knobs, params, rate] = key;
+    let (rate_text, rate_stem) = if rate.is_empty() {
+        (String::new(), String::new())
+    } else {
+        (format!("{rate}/s offered"), format!("r{rate}"))
+    };
+    let variant = describe_variant(&knobs, &params, &rate_text);
+    let chart = Chart {
+        title: format!("{workload}: latency by percentile, {workers} workers{variant}"),
+        x_label: "percentile (log scale of 1/(1-p))".to_string(),
+        y_label: "latency (log scale)".to_string(),
+        x_scale: Scale::Log(DECADE),
+        y_scale: Scale::Log(DECADE),
+        x_ticks: Ticks::Percentile,
+        y_ticks: Ticks::Latency,
+        series,
+        markers: false,
+        caption: caption.to_string(),
+    };
+    (
+        stem(&[
+            &workload,
+            &format!("w{workers}"),
+            &knobs,
+            &params,
+            &rate_stem,
+            "spectrum",
+        ]),
+        chart,
+    )
+}
+
 /// Percentile spectra from the logs in `dir`, one chart per cell without
 /// the scheduler.
 fn spectrum_charts(dir: &Path, caption: &str) -> Result<Vec<(String, Chart)>> {
@@ -269,82 +357,14 @@ fn spectrum_charts(dir: &Path, caption: &str) -> Result<Vec<(String, Chart)>> {
             hdr::EXTENSION
         );
     }
-    let mut groups: BTreeMap<Vec<String>, Vec<Series>> = BTreeMap::new();
+    let mut groups: BTreeMap<[String; 5], Vec<Series>> = BTreeMap::new();
     for path in paths {
-        let log = hdr::read(&path)?;
-        let field = |k: &str| log.meta.get(k).cloned().unwrap_or_default();
-        let merged = log
-            .merged_runs()
-            .with_context(|| format!("`{}`", path.display()))?;
-        let points = merged
-            .iter_quantiles(SPECTRUM_TICKS_PER_HALF)
-            .map(|v| {
-                (
-                    v.quantile_iterated_to(),
-                    v.value_iterated_to() as f64 * crate::record::US_PER_NS,
-                )
-            })
-            .filter(|(q, _)| *q < SPECTRUM_MAX_QUANTILE)
-            .map(|(q, us)| Point {
-                x: 1.0 / (1.0 - q),
-                y: us,
-                lo: us,
-                hi: us,
-            })
-            .collect();
-        let name = log
-            .meta
-            .get("scheduler")
-            .cloned()
-            .unwrap_or_else(|| path.display().to_string());
-        let key = ["workload", "workers", "knobs", "params", "rate_per_s"]
-            .map(field)
-            .to_vec();
-        groups.entry(key).or_default().push(Series {
-            color_slot: color_slot(&name),
-            name,
-            points,
-        });
+        let (key, series) = spectrum_series(&path)?;
+        groups.entry(key).or_default().push(series);
     }
     Ok(groups
         .into_iter()
-        .map(|(key, series)| {
-            let [workload, workers, knobs, params, rate] =
-                <[String; 5]>::try_from(key).expect("five key fields");
-            let rate_text = if rate.is_empty() {
-                String::new()
-            } else {
-                format!("{rate}/s offered")
-            };
-            let variant = describe_variant(&knobs, &params, &rate_text);
-            let rate_stem = if rate.is_empty() {
-                String::new()
-            } else {
-                format!("r{rate}")
-            };
-            (
-                stem(&[
-                    &workload,
-                    &format!("w{workers}"),
-                    &knobs,
-                    &params,
-                    &rate_stem,
-                    "spectrum",
-                ]),
-                Chart {
-                    title: format!("{workload}: latency by percentile, {workers} workers{variant}"),
-                    x_label: "percentile (log scale of 1/(1-p))".to_string(),
-                    y_label: "latency (log scale)".to_string(),
-                    x_scale: Scale::Log(DECADE),
-                    y_scale: Scale::Log(DECADE),
-                    x_ticks: Ticks::Percentile,
-                    y_ticks: Ticks::Latency,
-                    series,
-                    markers: false,
-                    caption: caption.to_string(),
-                },
-            )
-        })
+        .map(|(key, series)| spectrum_chart(key, series, caption))
         .collect())
 }
 
