@@ -52,7 +52,6 @@ pub(crate) fn poll_proceed(cx: &mut Context<'_>) -> Poll<()> {
 }
 
 /// Whether the current task still has budget (does not spend any).
-#[allow(dead_code)] // reason: used by resources that check before doing work
 pub(crate) fn has_budget_remaining() -> bool {
     BUDGET.with(|b| b.get() != Some(0))
 }

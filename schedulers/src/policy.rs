@@ -71,6 +71,13 @@ pub(crate) trait Policy: Send + Sync + Sized + 'static {
     /// the policy's fairness interval).
     fn next_task(&self, core: &mut Self::Core, w: &WorkerRef<'_>) -> Option<Notified>;
 
+    /// After a task ran: a task it woke into a LIFO slot, to run in the
+    /// same tick (`has_budget`: the cooperative budget is not spent; when
+    /// it is, the policy moves the task to its queue instead).
+    fn next_lifo(&self, _core: &mut Self::Core, _w: &WorkerRef<'_>, _has_budget: bool) -> Option<Notified> {
+        None
+    }
+
     /// Look for work elsewhere (other workers, shared queues). Only called
     /// when `next_task` returned `None` and the worker may search.
     fn steal(&self, core: &mut Self::Core, w: &WorkerRef<'_>) -> Option<Notified>;

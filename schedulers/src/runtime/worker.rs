@@ -48,8 +48,11 @@ pub(crate) struct Core<P: Policy> {
     woken: bool,
     /// Start of the current busy period.
     busy_since: Instant,
-    /// Polls at the last maintenance, for the mean poll time.
-    polls_at_maintenance: u64,
+    /// `run_task` calls (a task plus the LIFO tasks it led to): the unit
+    /// of the mean poll time, as in tokio.
+    batches: u64,
+    /// `batches` at the last maintenance.
+    batches_at_maintenance: u64,
     busy_ns_at_maintenance: u64,
 }
 
@@ -67,7 +70,8 @@ where
         is_searching: false,
         woken: false,
         busy_since: Instant::now(),
-        polls_at_maintenance: 0,
+        batches: 0,
+        batches_at_maintenance: 0,
         busy_ns_at_maintenance: 0,
     });
     let mut core = cx.run(core);
@@ -135,10 +139,26 @@ impl<P: Policy> WorkerCx<P> {
             }
         }
         core.woken = false;
+        core.batches += 1;
         Counters::bump(&self.counters().polls, 1);
         *self.core.borrow_mut() = Some(core);
-        coop::with_budget(self.shared.knobs.budget, || task.run());
+        coop::with_budget(self.shared.knobs.budget, || {
+            task.run();
+            // Tasks this one woke into the LIFO slot run next, in the same
+            // tick and on the same budget (tokio's run_task loop).
+            while let Some(next) = self.next_lifo() {
+                Counters::bump(&self.counters().polls, 1);
+                next.run();
+            }
+        });
         self.core.borrow_mut().take().expect("worker core missing after a poll: a task took it")
+    }
+
+    fn next_lifo(&self) -> Option<Notified> {
+        let mut slot = self.core.borrow_mut();
+        let core = slot.as_mut()?;
+        let w = WorkerRef { index: self.index, counters: self.counters(), tick: core.tick, is_searching: core.is_searching };
+        self.shared.policy.next_lifo(&mut core.policy, &w, coop::has_budget_remaining())
     }
 
     /// Every `event_interval` ticks: poll the driver without blocking,
@@ -147,14 +167,14 @@ impl<P: Policy> WorkerCx<P> {
         let mut core = self.poll_driver_and_wake_deferred(core);
         let now = Instant::now();
         self.account_busy(&mut core, now);
-        let counters = self.counters().snapshot();
-        let polls = counters.polls - core.polls_at_maintenance;
-        let busy_ns = counters.busy_ns - core.busy_ns_at_maintenance;
-        if polls > 0 {
-            self.shared.policy.maintenance(&mut core.policy, busy_ns as f64 / polls as f64);
+        let busy_total = self.counters().snapshot().busy_ns;
+        let batches = core.batches - core.batches_at_maintenance;
+        let busy_ns = busy_total - core.busy_ns_at_maintenance;
+        if batches > 0 {
+            self.shared.policy.maintenance(&mut core.policy, busy_ns as f64 / batches as f64);
         }
-        core.polls_at_maintenance = counters.polls;
-        core.busy_ns_at_maintenance = counters.busy_ns;
+        core.batches_at_maintenance = core.batches;
+        core.busy_ns_at_maintenance = busy_total;
         core
     }
 

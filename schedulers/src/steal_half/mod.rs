@@ -158,8 +158,21 @@ impl Policy for StealHalf {
         core.local.pop().or_else(|| self.refill_from_inject(core, w))
     }
 
+    fn next_lifo(&self, core: &mut Core, w: &WorkerRef<'_>, has_budget: bool) -> Option<Notified> {
+        let task = core.lifo_slot.take()?;
+        if !has_budget {
+            // Out of budget: the woken task waits its turn in the ring.
+            self.push_back(core, task, w.counters);
+            return None;
+        }
+        core.lifo_slot = Some(task);
+        self.take_lifo(core, w)
+    }
+
     fn steal(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
         let n = self.steals.len();
+        // A stolen task is a normal task: the LIFO run starts afresh.
+        core.lifo_polls = 0;
         if core.local.len() > core.local.capacity() / 2 {
             return None;
         }
