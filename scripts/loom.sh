@@ -31,6 +31,7 @@ groups=(
     loom_tests::idle_race::
     loom_tests::lifo::
     loom_tests::inject::
+    loom_tests::shutdown_race::
     steal_half::queue::loom_tests::
     driver::io::loom_tests::
 )

@@ -131,10 +131,7 @@ macro_rules! bodies {
 
 mod ours {
     use super::*;
-    bodies!(
-        wsbench_schedulers::spawn,
-        wsbench_schedulers::task::yield_now
-    );
+    bodies!(wsbench_schedulers::spawn, wsbench_schedulers::task::yield_now);
 }
 
 mod tokio_bodies {
@@ -151,12 +148,8 @@ enum Rt {
 impl Rt {
     fn run(&self, body: Body, iters: u64) -> Duration {
         match self {
-            Rt::Ours(rt) => rt
-                .block_on(rt.spawn(body(iters)))
-                .expect("bench task failed"),
-            Rt::Tokio(rt) => rt
-                .block_on(rt.spawn(body(iters)))
-                .expect("bench task failed"),
+            Rt::Ours(rt) => rt.block_on(rt.spawn(body(iters))).expect("bench task failed"),
+            Rt::Tokio(rt) => rt.block_on(rt.spawn(body(iters))).expect("bench task failed"),
         }
     }
 
@@ -169,29 +162,15 @@ impl Rt {
 }
 
 fn ours(kind: SchedulerKind, workers: usize) -> Rt {
-    Rt::Ours(
-        Builder::new(kind)
-            .workers(workers)
-            .build()
-            .expect("runtime"),
-    )
+    Rt::Ours(Builder::new(kind).workers(workers).build().expect("runtime"))
 }
 
 fn tokio_multi(workers: usize) -> Rt {
-    Rt::Tokio(
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(workers)
-            .build()
-            .expect("tokio runtime"),
-    )
+    Rt::Tokio(tokio::runtime::Builder::new_multi_thread().worker_threads(workers).build().expect("tokio runtime"))
 }
 
 fn tokio_current() -> Rt {
-    Rt::Tokio(
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("tokio runtime"),
-    )
+    Rt::Tokio(tokio::runtime::Builder::new_current_thread().build().expect("tokio runtime"))
 }
 
 fn tasks(c: &mut Criterion) {
@@ -206,9 +185,7 @@ fn tasks(c: &mut Criterion) {
     for (name, make) in runtimes {
         let rt = make();
         let mut g = c.benchmark_group(name);
-        g.sample_size(SAMPLE_SIZE)
-            .warm_up_time(WARM_UP)
-            .measurement_time(MEASUREMENT);
+        g.sample_size(SAMPLE_SIZE).warm_up_time(WARM_UP).measurement_time(MEASUREMENT);
         g.throughput(Throughput::Elements(BATCH));
         for &(case, body) in rt.bodies() {
             g.bench_function(case, |b| b.iter_custom(|iters| rt.run(body, iters)));

@@ -101,8 +101,7 @@ fn populated() -> (Wheel<()>, u64) {
     // Deterministic spread without a RNG: a multiplicative hash of i.
     const SPREAD_MULTIPLIER: u64 = 2_654_435_761;
     for i in 0..POPULATION {
-        w.insert(1 + (i * SPREAD_MULTIPLIER) % SPREAD_MS, ())
-            .expect("future deadline");
+        w.insert(1 + (i * SPREAD_MULTIPLIER) % SPREAD_MS, ()).expect("future deadline");
     }
     (w, 0)
 }
@@ -111,9 +110,7 @@ fn wheel_insert_cancel(ops: u64) {
     let (mut w, now) = populated();
     let mut round = |n: u64| {
         for i in 0..n {
-            let key = w
-                .insert(black_box(now + INSERT_AHEAD_MS + i % SPREAD_MS), ())
-                .expect("future deadline");
+            let key = w.insert(black_box(now + INSERT_AHEAD_MS + i % SPREAD_MS), ()).expect("future deadline");
             black_box(w.remove(key));
         }
     };
@@ -169,10 +166,7 @@ where
     F: Fn(u64) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send,
 {
-    let rt = Builder::new(SchedulerKind::CurrentThread)
-        .workers(1)
-        .build()
-        .expect("runtime");
+    let rt = Builder::new(SchedulerKind::CurrentThread).workers(1).build().expect("runtime");
     rt.block_on(rt.spawn(async move {
         body(WARM_UP_OPS).await;
         callgrind::start();
@@ -216,17 +210,12 @@ async fn waker_clone_drop(ops: u64) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage = format!(
-        "usage: {} CASE OPS | list   (cases: {})",
-        args[0],
-        CASES.join(", ")
-    );
+    let usage = format!("usage: {} CASE OPS | list   (cases: {})", args[0], CASES.join(", "));
     if args.get(1).map(String::as_str) == Some("list") {
         CASES.iter().for_each(|c| println!("{c}"));
         return;
     }
-    let (Some(case), Some(ops)) = (args.get(1), args.get(2).and_then(|o| o.parse::<u64>().ok()))
-    else {
+    let (Some(case), Some(ops)) = (args.get(1), args.get(2).and_then(|o| o.parse::<u64>().ok())) else {
         eprintln!("{usage}");
         std::process::exit(2);
     };
@@ -235,10 +224,7 @@ fn main() {
         "wheel_advance_idle" => wheel_advance_idle(ops),
         "wheel_advance_fire" => wheel_advance_fire(ops),
         "task_spawn_batch" => {
-            assert!(
-                ops % BATCH == 0,
-                "task_spawn_batch: OPS must be a multiple of {BATCH}"
-            );
+            assert!(ops % BATCH == 0, "task_spawn_batch: OPS must be a multiple of {BATCH}");
             in_task(ops, spawn_batch)
         }
         "task_spawn_await" => in_task(ops, spawn_await),

@@ -17,7 +17,10 @@
 //! - `WSBENCH_STRESS_ROOTS`: root tasks per round (default
 //!   [`DEFAULT_ROOTS`]; each spawns [`CHILDREN`] more);
 //! - `WSBENCH_STRESS_WORKERS`: worker counts of the multi-worker policies
-//!   (default `2,4,16`; current-thread always has 1).
+//!   (default `2,4,16`; current-thread always has 1);
+//! - `WSBENCH_STRESS_RSS_CHECK=0`: skip the RSS bound (for runs under
+//!   valgrind, whose shadow memory and freed-block quarantine grow RSS on
+//!   their own; memcheck's leak check replaces it there).
 //!
 //! The tests of different policies share one process, so they take a lock
 //! and run one at a time: RSS is process-wide.
@@ -76,6 +79,8 @@ const PENDING_AT_SHUTDOWN: usize = 200;
 /// returned (it keeps spawning while the runtime shuts down).
 const SPAWNS_BEFORE_SHUTDOWN: usize = 100;
 const SPAWNS_AFTER_SHUTDOWN: usize = 100;
+/// At most this many spawns before shutdown returns.
+const SPAWNS_DURING_SHUTDOWN_CAP: usize = 10_000;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -85,32 +90,23 @@ struct Settings {
     total_secs: f64,
     roots: usize,
     workers: Vec<usize>,
+    rss_check: bool,
 }
 
 impl Settings {
     fn from_env() -> Settings {
         let total_secs = env_or("WSBENCH_STRESS_SECS", DEFAULT_TOTAL_SECS);
         let roots = env_or("WSBENCH_STRESS_ROOTS", DEFAULT_ROOTS);
-        assert!(
-            roots >= PRODUCERS,
-            "WSBENCH_STRESS_ROOTS={roots}: need at least {PRODUCERS}"
-        );
+        assert!(roots >= PRODUCERS, "WSBENCH_STRESS_ROOTS={roots}: need at least {PRODUCERS}");
         let workers = match std::env::var("WSBENCH_STRESS_WORKERS") {
             Ok(v) => v
                 .split(',')
-                .map(|w| {
-                    w.trim()
-                        .parse()
-                        .unwrap_or_else(|e| panic!("WSBENCH_STRESS_WORKERS={v}: {e}"))
-                })
+                .map(|w| w.trim().parse().unwrap_or_else(|e| panic!("WSBENCH_STRESS_WORKERS={v}: {e}")))
                 .collect(),
             Err(_) => DEFAULT_WORKERS.to_vec(),
         };
-        Settings {
-            total_secs,
-            roots,
-            workers,
-        }
+        let rss_check = env_or("WSBENCH_STRESS_RSS_CHECK", 1u8) != 0;
+        Settings { total_secs, roots, workers, rss_check }
     }
 
     fn configs(&self, kind: SchedulerKind) -> Vec<usize> {
@@ -153,13 +149,8 @@ struct Tally {
 
 impl Tally {
     fn snapshot(&self) -> [usize; 4] {
-        [
-            &self.futures_created,
-            &self.futures_dropped,
-            &self.outputs_created,
-            &self.outputs_dropped,
-        ]
-        .map(|c| c.load(Ordering::SeqCst))
+        [&self.futures_created, &self.futures_dropped, &self.outputs_created, &self.outputs_dropped]
+            .map(|c| c.load(Ordering::SeqCst))
     }
 
     /// Waits until every future and output created so far is dropped.
@@ -169,19 +160,11 @@ impl Tally {
         let deadline = Instant::now() + HANG_LIMIT;
         loop {
             let [fc, fd, oc, od] = self.snapshot();
-            assert!(
-                fd <= fc && od <= oc,
-                "{what}: dropped more than created: {:?}",
-                self.snapshot()
-            );
+            assert!(fd <= fc && od <= oc, "{what}: dropped more than created: {:?}", self.snapshot());
             if fd == fc && od == oc {
                 return;
             }
-            assert!(
-                Instant::now() < deadline,
-                "{what}: not all dropped after {HANG_LIMIT:?}: {:?}",
-                self.snapshot()
-            );
+            assert!(Instant::now() < deadline, "{what}: not all dropped after {HANG_LIMIT:?}: {:?}", self.snapshot());
             thread::yield_now();
         }
     }
@@ -220,10 +203,7 @@ impl Future for Tracked {
 
 fn tracked(tally: &Arc<Tally>, f: impl Future<Output = Output> + Send + 'static) -> Tracked {
     tally.futures_created.fetch_add(1, Ordering::SeqCst);
-    Tracked {
-        inner: Box::pin(f),
-        _drop: OnDrop(tally.clone(), |t| &t.futures_dropped),
-    }
+    Tracked { inner: Box::pin(f), _drop: OnDrop(tally.clone(), |t| &t.futures_dropped) }
 }
 
 /// Run counts per task index of one round.
@@ -308,10 +288,7 @@ impl Foreign {
                 })
             })
             .collect();
-        Foreign {
-            tx: Some(tx),
-            threads,
-        }
+        Foreign { tx: Some(tx), threads }
     }
 
     fn sender(&self) -> mpsc::Sender<Job> {
@@ -346,14 +323,7 @@ enum Shape {
     AbortRace,
 }
 
-const SHAPES: [Shape; 6] = [
-    Shape::Fanout,
-    Shape::Detach,
-    Shape::Foreign,
-    Shape::Yield,
-    Shape::Abort,
-    Shape::AbortRace,
-];
+const SHAPES: [Shape; 6] = [Shape::Fanout, Shape::Detach, Shape::Foreign, Shape::Yield, Shape::Abort, Shape::AbortRace];
 
 fn shape_of(root: usize) -> Shape {
     SHAPES[root % SHAPES.len()]
@@ -370,9 +340,7 @@ fn child(cx: &RoundCx, index: usize, shape: Shape) -> Tracked {
     let (flags, tally) = (cx.flags.clone(), cx.tally.clone());
     let signal = Arc::new(Signal::default());
     if shape == Shape::Foreign {
-        cx.foreign
-            .send(Job::Fire(signal.clone()))
-            .expect("foreign threads gone");
+        cx.foreign.send(Job::Fire(signal.clone())).expect("foreign threads gone");
     }
     tracked(&cx.tally, async move {
         flags.hit(index);
@@ -399,9 +367,7 @@ fn root(cx: &RoundCx, r: usize) -> Tracked {
         // (which takes effect when a poll returns) cannot split it: if the
         // root's flag is set, all its children were spawned.
         cx.flags.hit(base);
-        let mut kids: Vec<_> = (1..=CHILDREN)
-            .map(|c| spawn(child(&cx, base + c, shape)))
-            .collect();
+        let mut kids: Vec<_> = (1..=CHILDREN).map(|c| spawn(child(&cx, base + c, shape))).collect();
         match shape {
             Shape::Fanout | Shape::Foreign | Shape::AbortRace => {
                 for k in kids {
@@ -416,18 +382,13 @@ fn root(cx: &RoundCx, r: usize) -> Tracked {
             }
             Shape::Abort => {
                 let foreign = kids.pop().expect("children");
-                cx.foreign
-                    .send(Job::Abort(foreign))
-                    .expect("foreign threads gone");
+                cx.foreign.send(Job::Abort(foreign)).expect("foreign threads gone");
                 yield_now().await;
                 for k in &kids {
                     k.abort();
                 }
                 for k in kids {
-                    let e = k
-                        .await
-                        .err()
-                        .expect("an aborted child that never wakes completed");
+                    let e = k.await.err().expect("an aborted child that never wakes completed");
                     assert!(e.is_cancelled(), "aborted child of root {r}: {e}");
                 }
             }
@@ -486,29 +447,16 @@ fn check_flags(what: &str, flags: &Flags, results: &[(usize, RootResult)]) {
         let shape = shape_of(r);
         match (shape, res) {
             (_, RootResult::Cancelled) => {
-                assert_eq!(
-                    shape,
-                    Shape::AbortRace,
-                    "{what}: root {r} ({shape:?}) cancelled but never aborted"
-                );
-                assert!(
-                    root_runs <= 1,
-                    "{what}: aborted root {r} ran {root_runs} times"
-                );
+                assert_eq!(shape, Shape::AbortRace, "{what}: root {r} ({shape:?}) cancelled but never aborted");
+                assert!(root_runs <= 1, "{what}: aborted root {r} ran {root_runs} times");
             }
-            _ => assert_eq!(
-                root_runs, 1,
-                "{what}: root {r} ({shape:?}) ran {root_runs} times"
-            ),
+            _ => assert_eq!(root_runs, 1, "{what}: root {r} ({shape:?}) ran {root_runs} times"),
         }
         for c in 1..=CHILDREN {
             let runs = flags.get(base + c);
             if shape == Shape::Abort {
                 // Aborted while waiting: polled at most once before the abort.
-                assert!(
-                    runs <= 1,
-                    "{what}: aborted child {c} of root {r} ran {runs} times"
-                );
+                assert!(runs <= 1, "{what}: aborted child {c} of root {r} ran {runs} times");
             } else {
                 // Spawned exactly when the root ran.
                 assert_eq!(
@@ -523,11 +471,7 @@ fn check_flags(what: &str, flags: &Flags, results: &[(usize, RootResult)]) {
 /// One round: producers spawn `roots` roots; wait for quiescence; check.
 /// Returns the tasks the round spawned.
 fn round(rt: &Runtime, tally: &Arc<Tally>, foreign: &Foreign, roots: usize, what: &str) -> usize {
-    let cx = RoundCx {
-        tally: tally.clone(),
-        flags: Flags::new(roots * TASKS_PER_ROOT),
-        foreign: foreign.sender(),
-    };
+    let cx = RoundCx { tally: tally.clone(), flags: Flags::new(roots * TASKS_PER_ROOT), foreign: foreign.sender() };
     let per = roots.div_ceil(PRODUCERS);
     let results: Vec<_> = thread::scope(|s| {
         let workers: Vec<_> = (0..PRODUCERS)
@@ -537,29 +481,20 @@ fn round(rt: &Runtime, tally: &Arc<Tally>, foreign: &Foreign, roots: usize, what
                 s.spawn(move || produce(rt, &cx, range))
             })
             .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().expect("producer panicked"))
-            .collect()
+        workers.into_iter().flat_map(|w| w.join().expect("producer panicked")).collect()
     });
     assert_eq!(results.len(), roots, "{what}: a root went missing");
     tally.wait_all_dropped(what);
     wait_no_alive_tasks(&rt.handle(), what);
     check_flags(what, &cx.flags, &results);
-    let spawned: u32 = (0..roots * TASKS_PER_ROOT)
-        .map(|i| cx.flags.get(i).min(1))
-        .sum();
+    let spawned: u32 = (0..roots * TASKS_PER_ROOT).map(|i| cx.flags.get(i).min(1)).sum();
     spawned as usize
 }
 
 fn wait_no_alive_tasks(handle: &Handle, what: &str) {
     let deadline = Instant::now() + HANG_LIMIT;
     while handle.alive_tasks() != 0 {
-        assert!(
-            Instant::now() < deadline,
-            "{what}: {} tasks still alive after every drop",
-            handle.alive_tasks()
-        );
+        assert!(Instant::now() < deadline, "{what}: {} tasks still alive after every drop", handle.alive_tasks());
         thread::yield_now();
     }
 }
@@ -570,26 +505,21 @@ fn wait_no_alive_tasks(handle: &Handle, what: &str) {
 /// so no page size is needed).
 fn rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").expect("reading /proc/self/status");
-    let line = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .expect("VmRSS in /proc/self/status");
-    line.split_whitespace()
-        .nth(1)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("bad VmRSS line {line:?}"))
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS in /proc/self/status");
+    line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("bad VmRSS line {line:?}"))
 }
 
-/// RSS after each round; checks growth after warm-up.
+/// RSS after each round; checks growth after warm-up when `check`.
 struct Memory {
     samples_kib: Vec<u64>,
+    check: bool,
 }
 
 impl Memory {
     fn record(&mut self, what: &str) {
         let now = rss_kib();
         self.samples_kib.push(now);
-        if self.samples_kib.len() > WARMUP_ROUNDS {
+        if self.check && self.samples_kib.len() > WARMUP_ROUNDS {
             let base = self.samples_kib[WARMUP_ROUNDS - 1];
             let growth = now.saturating_sub(base);
             assert!(
@@ -606,11 +536,7 @@ impl Memory {
 /// Roots that are still pending or busy at shutdown: waiting on a signal
 /// that is fired only after shutdown, yielding forever, or spawning a
 /// child and then yielding forever. Half their handles are kept.
-fn spawn_pending(
-    handle: &Handle,
-    tally: &Arc<Tally>,
-    late: &mut Vec<Arc<Signal>>,
-) -> Vec<JoinHandle<Output>> {
+fn spawn_pending(handle: &Handle, tally: &Arc<Tally>, late: &mut Vec<Arc<Signal>>) -> Vec<JoinHandle<Output>> {
     let mut kept = Vec::new();
     for i in 0..PENDING_AT_SHUTDOWN {
         let signal = Arc::new(Signal::default());
@@ -650,21 +576,27 @@ fn shutdown_with_pending(rt: Runtime, tally: &Arc<Tally>, what: &str) {
     let handle = rt.handle();
     let mut late = Vec::new();
     let kept = spawn_pending(&handle, tally, &mut late);
-    let stop = Arc::new(AtomicBool::new(false));
+    let (stop_tx, stop_rx) = mpsc::channel::<()>();
     let started = Arc::new(Barrier::new(2));
     let late_producer = {
-        let (handle, tally, stop, started) =
-            (handle.clone(), tally.clone(), stop.clone(), started.clone());
+        let (handle, tally, started) = (handle.clone(), tally.clone(), started.clone());
         thread::spawn(move || {
             let mut handles = Vec::new();
-            let mut after = 0;
+            let (mut stopped, mut after) = (false, 0);
             while after < SPAWNS_AFTER_SHUTDOWN {
                 if handles.len() == SPAWNS_BEFORE_SHUTDOWN {
                     started.wait();
                 }
-                if stop.load(Ordering::SeqCst) {
-                    after += 1;
+                if !stopped {
+                    // Block once the cap is reached, so a slow shutdown
+                    // (under valgrind) does not turn into a spawn flood.
+                    stopped = if handles.len() >= SPAWNS_DURING_SHUTDOWN_CAP {
+                        stop_rx.recv().is_ok()
+                    } else {
+                        stop_rx.try_recv().is_ok()
+                    };
                 }
+                after += usize::from(stopped);
                 let t = tally.clone();
                 handles.push(handle.spawn(tracked(&tally, async move { output(&t) })));
             }
@@ -672,11 +604,8 @@ fn shutdown_with_pending(rt: Runtime, tally: &Arc<Tally>, what: &str) {
         })
     };
     started.wait();
-    assert!(
-        rt.shutdown_timeout(SHUTDOWN_LIMIT),
-        "{what}: workers did not stop within {SHUTDOWN_LIMIT:?}"
-    );
-    stop.store(true, Ordering::SeqCst);
+    assert!(rt.shutdown_timeout(SHUTDOWN_LIMIT), "{what}: workers did not stop within {SHUTDOWN_LIMIT:?}");
+    stop_tx.send(()).expect("late producer gone");
     let spawned_around = late_producer.join().expect("late producer panicked");
     // Wake tasks of a runtime that is gone: must be harmless.
     for s in late {
@@ -695,25 +624,18 @@ fn shutdown_with_pending(rt: Runtime, tally: &Arc<Tally>, what: &str) {
     for mut h in spawned_around {
         match poll_once(&mut h) {
             Poll::Ready(Ok(_)) => completed += 1,
-            Poll::Ready(Err(e)) => assert!(
-                e.is_cancelled(),
-                "{what}: task spawned around shutdown: {e}"
-            ),
+            Poll::Ready(Err(e)) => assert!(e.is_cancelled(), "{what}: task spawned around shutdown: {e}"),
             Poll::Pending => {
                 panic!("{what}: JoinHandle of a task spawned around shutdown still pending")
             }
         }
     }
     let [fc, fd, oc, od] = tally.snapshot();
-    assert_eq!(
-        fd, fc,
-        "{what}: futures created {fc}, dropped {fd} after shutdown"
+    assert_eq!(fd, fc, "{what}: futures created {fc}, dropped {fd} after shutdown");
+    assert_eq!(od, oc, "{what}: outputs created {oc}, dropped {od} after shutdown");
+    println!(
+        "{what}: shutdown with {PENDING_AT_SHUTDOWN} pending roots; {completed} tasks spawned around it completed"
     );
-    assert_eq!(
-        od, oc,
-        "{what}: outputs created {oc}, dropped {od} after shutdown"
-    );
-    println!("{what}: shutdown with {PENDING_AT_SHUTDOWN} pending roots; {completed} tasks spawned around it completed");
 }
 
 fn poll_once<T>(h: &mut JoinHandle<T>) -> Poll<Result<T, wsbench_schedulers::JoinError>> {
@@ -727,20 +649,12 @@ fn stress_config(kind: SchedulerKind, workers: usize, settings: &Settings) {
     let rt = build(kind, workers);
     let tally = Arc::new(Tally::default());
     let foreign = Foreign::start();
-    let mut memory = Memory {
-        samples_kib: Vec::new(),
-    };
+    let mut memory = Memory { samples_kib: Vec::new(), check: settings.rss_check };
     let start = Instant::now();
     let budget = settings.budget();
     let (mut rounds, mut tasks, mut tasks_after_warmup) = (0usize, 0usize, 0usize);
     while rounds < WARMUP_ROUNDS + MIN_MEASURED_ROUNDS || start.elapsed() < budget {
-        let n = round(
-            &rt,
-            &tally,
-            &foreign,
-            settings.roots,
-            &format!("{what} round {rounds}"),
-        );
+        let n = round(&rt, &tally, &foreign, settings.roots, &format!("{what} round {rounds}"));
         tasks += n;
         if rounds >= WARMUP_ROUNDS {
             tasks_after_warmup += n;
@@ -765,9 +679,7 @@ fn stress_config(kind: SchedulerKind, workers: usize, settings: &Settings) {
 }
 
 fn stress(kind: SchedulerKind) {
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let settings = Settings::from_env();
     for workers in settings.configs(kind) {
         stress_config(kind, workers, &settings);

@@ -85,11 +85,7 @@ fn push_pop_model(mode: InjectMode, workers: usize, pop_start: usize) {
         // non-zero length promises a task (the Release/Acquire pair on
         // `len` with the lock).
         if inject.len() > 0 {
-            got.push(
-                inject
-                    .pop(pop_start)
-                    .expect("len() > 0 but pop found nothing"),
-            );
+            got.push(inject.pop(pop_start).expect("len() > 0 but pop found nothing"));
         }
         if let Some(first) = inject.pop_batch(pop_start, 2, |t| got.push(t)) {
             got.push(first);
@@ -99,11 +95,7 @@ fn push_pop_model(mode: InjectMode, workers: usize, pop_start: usize) {
         while let Some(t) = inject.pop(pop_start) {
             got.push(t);
         }
-        assert!(
-            inject.is_empty(),
-            "drained queue reports {} tasks",
-            inject.len()
-        );
+        assert!(inject.is_empty(), "drained queue reports {} tasks", inject.len());
         assert_eq!(got.len(), 3, "popped {} of 3 tasks", got.len());
         for t in got {
             t.run();
@@ -112,12 +104,7 @@ fn push_pop_model(mode: InjectMode, workers: usize, pop_start: usize) {
             assert_eq!(r.load(SeqCst), 1, "task {i} ran {} times", r.load(SeqCst));
         }
         sched.finish();
-        assert_eq!(
-            drops.load(SeqCst),
-            3,
-            "futures dropped {} times",
-            drops.load(SeqCst)
-        );
+        assert_eq!(drops.load(SeqCst), 3, "futures dropped {} times", drops.load(SeqCst));
     });
 }
 
@@ -162,35 +149,19 @@ fn close_races_push() {
         batcher.join().unwrap();
         let pushed_ok = refused.is_none();
         assert!(inject.pop(0).is_none(), "a task was queued after close");
-        assert!(
-            inject.is_empty(),
-            "closed queue reports {} tasks",
-            inject.len()
-        );
+        assert!(inject.is_empty(), "closed queue reports {} tasks", inject.len());
         let handed_back = drained.len() + usize::from(!pushed_ok);
         for t in drained.into_iter().chain(refused) {
             t.run();
         }
         if pushed_ok {
-            assert_eq!(
-                runs[0].load(SeqCst),
-                1,
-                "push succeeded but close did not drain its task"
-            );
+            assert_eq!(runs[0].load(SeqCst), 1, "push succeeded but close did not drain its task");
         }
         let ran: usize = runs.iter().map(|r| r.load(SeqCst)).sum();
-        assert_eq!(
-            ran, handed_back,
-            "ran {ran} tasks, {handed_back} were handed back"
-        );
+        assert_eq!(ran, handed_back, "ran {ran} tasks, {handed_back} were handed back");
         // Cancels what push_batch dropped after close (its tasks are still
         // in the owned list, as in the runtime's shutdown).
         sched.finish();
-        assert_eq!(
-            drops.load(SeqCst),
-            3,
-            "futures dropped {} times",
-            drops.load(SeqCst)
-        );
+        assert_eq!(drops.load(SeqCst), 3, "futures dropped {} times", drops.load(SeqCst));
     });
 }

@@ -16,5 +16,6 @@ mod idle;
 mod idle_race;
 mod inject;
 mod lifo;
+mod shutdown_race;
 mod support;
 mod task;
