@@ -6,22 +6,56 @@
 use crossbeam_deque::{Injector, Steal};
 
 use crate::knobs::Knobs;
-use crate::loom::sync::atomic::{AtomicBool, Ordering};
+use crate::loom::sync::atomic::{fence, AtomicBool, Ordering};
 use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
 
 pub(crate) struct Global {
     queue: Injector<Notified>,
-    /// Set at shutdown before the final drain. After it, pushes are
-    /// refused; a push racing the flag can only come from a wake of a task
-    /// that shutdown already completed (see `runtime/shared.rs`), and such
-    /// wakes never push.
+    /// Set at shutdown before the final drain; later pushes are refused.
+    /// A push that passed the check before the flag was set re-checks after
+    /// pushing and drains the queue itself (see `push_closable`).
     closed: AtomicBool,
 }
 
 /// The global policy keeps nothing per worker.
 pub(crate) struct Core;
+
+/// Pushes onto an injector that shutdown closes with `close_injector`.
+///
+/// Protocol (store-buffer, SeqCst fences on both sides):
+/// 1. Pusher: check `closed`; push; `fence(SeqCst)`; load `closed` again.
+/// 2. Closer: store `closed`; `fence(SeqCst)`; drain.
+///
+/// Either the closer's drain sees the push, or the pusher's second load sees
+/// the flag and drains the queue itself; so no task is stranded in a closed
+/// queue (a stranded task would keep the runtime alive through the cycle
+/// task -> `Arc<Shared>` -> queue; the `shutdown_race` loom model).
+pub(crate) fn push_closable(queue: &Injector<Notified>, closed: &AtomicBool, task: Notified) -> Result<(), Notified> {
+    // SeqCst: step 1 of the protocol above.
+    if closed.load(Ordering::SeqCst) {
+        return Err(task);
+    }
+    queue.push(task);
+    fence(Ordering::SeqCst);
+    if closed.load(Ordering::SeqCst) {
+        while let Some(t) = pop_injector(queue) {
+            drop(t);
+        }
+    }
+    Ok(())
+}
+
+/// Step 2 of `push_closable`'s protocol: close, then drain into `out`.
+pub(crate) fn close_injector(queue: &Injector<Notified>, closed: &AtomicBool, out: &mut Vec<Notified>) {
+    // SeqCst: pairs with the pusher's fence and loads (see `push_closable`).
+    closed.store(true, Ordering::SeqCst);
+    fence(Ordering::SeqCst);
+    while let Some(t) = pop_injector(queue) {
+        out.push(t);
+    }
+}
 
 /// Pops one task from a crossbeam injector, retrying lost races.
 pub(crate) fn pop_injector(queue: &Injector<Notified>) -> Option<Notified> {
@@ -49,12 +83,7 @@ impl Policy for Global {
     }
 
     fn push_remote(&self, task: Notified) -> Result<Wake, Notified> {
-        // Acquire: pairs with the Release in `close_shared`.
-        if self.closed.load(Ordering::Acquire) {
-            return Err(task);
-        }
-        self.queue.push(task);
-        Ok(Wake::Any)
+        push_closable(&self.queue, &self.closed, task).map(|()| Wake::Any)
     }
 
     fn next_task(&self, _core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
@@ -74,10 +103,6 @@ impl Policy for Global {
     fn drain_core(&self, _core: &mut Core, _out: &mut Vec<Notified>) {}
 
     fn close_shared(&self, out: &mut Vec<Notified>) {
-        // Release: pairs with the Acquire in `push_remote`.
-        self.closed.store(true, Ordering::Release);
-        while let Some(t) = pop_injector(&self.queue) {
-            out.push(t);
-        }
+        close_injector(&self.queue, &self.closed, out);
     }
 }

@@ -18,7 +18,7 @@
 //! doc of `Global::closed` assumes racing pushes come only from wakes of
 //! completed tasks; spawns and wakes of pending tasks also race.
 //!
-//! Fix (runtime), e.g.: after pushing, re-check `closed` and, if set,
+//! Fixed in the runtime (`global::push_closable`): after pushing, re-check `closed` and, if set,
 //! drain the injector and drop what it held (with SeqCst on the flag's
 //! store and load, or a SeqCst fence after the push and after the store:
 //! either the closer's drain sees the task or the pusher sees the flag);
@@ -39,7 +39,6 @@ use crate::knobs::Knobs;
 use crate::policy::Policy;
 
 #[test]
-#[ignore = "bug: global/steal-one push_remote can push after close_shared drained: runtime leak (see module doc)"]
 fn remote_push_racing_close_is_never_stranded() {
     loom::model(|| {
         let (policy, cores) = Global::new(1, &Knobs::default());

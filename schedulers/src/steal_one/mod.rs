@@ -15,9 +15,9 @@
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 
 use crate::fairness::{FastRand, Fairness};
-use crate::global::pop_injector;
+use crate::global::{close_injector, pop_injector, push_closable};
 use crate::knobs::{Knobs, Victim};
-use crate::loom::sync::atomic::{AtomicBool, Ordering};
+use crate::loom::sync::atomic::AtomicBool;
 use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
@@ -28,7 +28,7 @@ const STEAL_RETRIES: u32 = 4;
 pub(crate) struct StealOne {
     stealers: Box<[Stealer<Notified>]>,
     injector: Injector<Notified>,
-    /// See `global::Global::closed`.
+    /// Closed at shutdown; see `global::push_closable`.
     closed: AtomicBool,
     victim: Victim,
 }
@@ -105,12 +105,7 @@ impl Policy for StealOne {
     }
 
     fn push_remote(&self, task: Notified) -> Result<Wake, Notified> {
-        // Acquire: pairs with the Release in `close_shared`.
-        if self.closed.load(Ordering::Acquire) {
-            return Err(task);
-        }
-        self.injector.push(task);
-        Ok(Wake::Any)
+        push_closable(&self.injector, &self.closed, task).map(|()| Wake::Any)
     }
 
     fn next_task(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
@@ -163,11 +158,7 @@ impl Policy for StealOne {
     }
 
     fn close_shared(&self, out: &mut Vec<Notified>) {
-        // Release: pairs with the Acquire in `push_remote`.
-        self.closed.store(true, Ordering::Release);
-        while let Some(t) = pop_injector(&self.injector) {
-            out.push(t);
-        }
+        close_injector(&self.injector, &self.closed, out);
     }
 }
 
