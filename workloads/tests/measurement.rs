@@ -5,6 +5,16 @@ mod common;
 
 use common::{opts, rt, run, us, wl};
 
+/// The tests in this file measure time: they run one at a time (cargo runs
+/// a file's tests on parallel threads, which would make them compete for
+/// the CPUs they measure).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    // A failed test poisons the lock; the next one may still run.
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Runtimes with one worker that every measurement test runs on.
 const ONE_WORKER: [&str; 5] = [
     "tokio",
@@ -29,6 +39,7 @@ const ATTEMPTS: usize = 3;
 /// margin, and the corrected one must exceed it by no less than nothing.
 #[test]
 fn fixed_service_time_at_low_load_gives_p50_near_s() {
+    let _serial = serial();
     const S_US: f64 = 2_000.0;
     let (lo, hi) = (0.9 * S_US, 1.25 * S_US + 250.0);
     let w = wl(
@@ -90,6 +101,7 @@ fn fixed_service_time_at_low_load_gives_p50_near_s() {
 /// so p99 does not see it.
 #[test]
 fn a_stall_shows_in_the_corrected_tail_not_the_uncorrected_one() {
+    let _serial = serial();
     let w = wl(
         "tcp-rpc",
         &[
@@ -135,6 +147,7 @@ fn a_stall_shows_in_the_corrected_tail_not_the_uncorrected_one() {
 /// stall shows in the corrected latency and in the queue wait.
 #[test]
 fn a_stall_shows_in_in_process_queue_wait() {
+    let _serial = serial();
     let w = wl(
         "rpc-fanout",
         &[
@@ -164,6 +177,7 @@ fn a_stall_shows_in_in_process_queue_wait() {
 /// shared schedule: ids are 0, 1, 2, ... so exactly sent / 10 fail).
 #[test]
 fn panicking_handlers_are_failed_requests() {
+    let _serial = serial();
     for name in ["rpc-fanout", "skewed", "timers", "tcp-rpc", "mixed"] {
         let mut params = vec![("panic-every", "10"), ("arrival", "uniform")];
         params.push(if name == "tcp-rpc" || name == "mixed" {
@@ -198,6 +212,7 @@ fn panicking_handlers_are_failed_requests() {
 /// sent is accounted for.
 #[test]
 fn saturation_is_reported_not_hidden() {
+    let _serial = serial();
     let w = wl(
         "rpc-fanout",
         &[
@@ -225,6 +240,7 @@ fn saturation_is_reported_not_hidden() {
 /// uncorrected one.
 #[test]
 fn a_saturated_tcp_server_makes_the_schedule_slip_visibly() {
+    let _serial = serial();
     let w = wl(
         "tcp-rpc",
         &[
