@@ -173,8 +173,11 @@ fn tokio_current() -> Rt {
     Rt::Tokio(tokio::runtime::Builder::new_current_thread().build().expect("tokio runtime"))
 }
 
+/// A runtime's row name and how to build it.
+type RuntimeRow = (&'static str, fn() -> Rt);
+
 fn tasks(c: &mut Criterion) {
-    let runtimes: Vec<(&str, fn() -> Rt)> = vec![
+    let runtimes: Vec<RuntimeRow> = vec![
         ("steal-half-x1", || ours(SchedulerKind::StealHalf, 1)),
         ("steal-half-x2", || ours(SchedulerKind::StealHalf, 2)),
         ("current-thread", || ours(SchedulerKind::CurrentThread, 1)),
