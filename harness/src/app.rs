@@ -53,10 +53,7 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
         println!();
         print!("{}", capacity.render_text());
     }
-    for line in table::legend(&results)
-        .into_iter()
-        .chain(results.notes().into_iter().map(|n| format!("note: {n}")))
-    {
+    for line in table::legend(&results).into_iter().chain(results.notes().into_iter().map(|n| format!("note: {n}"))) {
         println!("{line}");
     }
     if results.cells.iter().all(|c| c.ok_runs == 0) {

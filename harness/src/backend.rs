@@ -2,9 +2,7 @@
 //! `wsbench_workloads` goes through this module.
 
 use anyhow::Result;
-use wsbench_workloads::api::{
-    RunOptions, RunOutput, RuntimeSpec, SchedInfo, WorkloadInfo, WorkloadSpec,
-};
+use wsbench_workloads::api::{RunOptions, RunOutput, RuntimeSpec, SchedInfo, WorkloadInfo, WorkloadSpec};
 
 /// Every `--sched` name, ours and the references.
 pub fn schedulers() -> &'static [SchedInfo] {
@@ -33,10 +31,6 @@ pub fn validate(runtime: &RuntimeSpec, workload: &WorkloadSpec) -> Result<()> {
 }
 
 /// Runs one measured run in a fresh runtime.
-pub fn run(
-    runtime: &RuntimeSpec,
-    workload: &WorkloadSpec,
-    options: &RunOptions,
-) -> Result<RunOutput> {
+pub fn run(runtime: &RuntimeSpec, workload: &WorkloadSpec, options: &RunOptions) -> Result<RunOutput> {
     Ok(wsbench_workloads::run(runtime, workload, options)?)
 }

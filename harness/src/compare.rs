@@ -74,36 +74,11 @@ struct Metric {
 }
 
 const METRICS: [Metric; 5] = [
-    Metric {
-        name: "throughput_per_s",
-        higher_is_better: true,
-        tail: false,
-        latency: None,
-    },
-    Metric {
-        name: "p50_us",
-        higher_is_better: false,
-        tail: false,
-        latency: Some(LatencyMetric::P50),
-    },
-    Metric {
-        name: "p90_us",
-        higher_is_better: false,
-        tail: false,
-        latency: Some(LatencyMetric::P90),
-    },
-    Metric {
-        name: "p99_us",
-        higher_is_better: false,
-        tail: true,
-        latency: Some(LatencyMetric::P99),
-    },
-    Metric {
-        name: "p999_us",
-        higher_is_better: false,
-        tail: true,
-        latency: Some(LatencyMetric::P999),
-    },
+    Metric { name: "throughput_per_s", higher_is_better: true, tail: false, latency: None },
+    Metric { name: "p50_us", higher_is_better: false, tail: false, latency: Some(LatencyMetric::P50) },
+    Metric { name: "p90_us", higher_is_better: false, tail: false, latency: Some(LatencyMetric::P90) },
+    Metric { name: "p99_us", higher_is_better: false, tail: true, latency: Some(LatencyMetric::P99) },
+    Metric { name: "p999_us", higher_is_better: false, tail: true, latency: Some(LatencyMetric::P999) },
 ];
 
 impl Metric {
@@ -188,9 +163,7 @@ pub struct Report {
 impl Report {
     /// True when anything regressed.
     pub fn regressed(&self) -> bool {
-        self.comparisons
-            .iter()
-            .any(|c| c.verdict == Verdict::Regressed)
+        self.comparisons.iter().any(|c| c.verdict == Verdict::Regressed)
     }
 }
 
@@ -213,13 +186,7 @@ fn group(file: &ResultsFile) -> BTreeMap<CellKey, Vec<&RunRecord>> {
     cells
 }
 
-fn judge(
-    metric: &Metric,
-    cell: &CellKey,
-    base: &[f64],
-    current: &[f64],
-    floors: &Floors,
-) -> Option<Comparison> {
+fn judge(metric: &Metric, cell: &CellKey, base: &[f64], current: &[f64], floors: &Floors) -> Option<Comparison> {
     if base.is_empty() || current.is_empty() {
         return None;
     }
@@ -234,17 +201,9 @@ fn judge(
         (c - b) / b.abs()
     };
     let p = mann_whitney_p(base, current);
-    let floor = if metric.tail {
-        floors.tail_threshold
-    } else {
-        floors.threshold
-    };
+    let floor = if metric.tail { floors.tail_threshold } else { floors.threshold };
     let significant = p.is_some_and(|p| p < floors.alpha);
-    let worse = if metric.higher_is_better {
-        -change
-    } else {
-        change
-    };
+    let worse = if metric.higher_is_better { -change } else { change };
     let verdict = if significant && worse >= floor {
         Verdict::Regressed
     } else if significant && -worse >= floor {
@@ -279,38 +238,23 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
             comparisons.push(all_failed(key, b_ok.len(), current_runs));
             continue;
         }
-        if !b_ok.is_empty()
-            && !c_ok.is_empty()
-            && min_possible_p(b_ok.len(), c_ok.len()) >= floors.alpha
-        {
+        if !b_ok.is_empty() && !c_ok.is_empty() && min_possible_p(b_ok.len(), c_ok.len()) >= floors.alpha {
             underpowered += 1;
         }
         for metric in &METRICS {
-            if let Some(c) = judge(
-                metric,
-                key,
-                &metric.values(&b_ok),
-                &metric.values(&c_ok),
-                floors,
-            ) {
+            if let Some(c) = judge(metric, key, &metric.values(&b_ok), &metric.values(&c_ok), floors) {
                 comparisons.push(c);
             }
         }
     }
-    let direction: BTreeMap<&str, bool> = METRICS
-        .iter()
-        .map(|m| (m.name, m.higher_is_better))
-        .collect();
+    let direction: BTreeMap<&str, bool> = METRICS.iter().map(|m| (m.name, m.higher_is_better)).collect();
     comparisons.sort_by(|a, b| {
         let bad = |c: &Comparison| c.badness(*direction.get(c.metric).unwrap_or(&true));
         a.verdict.cmp(&b.verdict).then(bad(b).total_cmp(&bad(a)))
     });
     let mut counts = BTreeMap::new();
     for v in [Verdict::Regressed, Verdict::Improved, Verdict::Unchanged] {
-        counts.insert(
-            v.as_str(),
-            comparisons.iter().filter(|c| c.verdict == v).count(),
-        );
+        counts.insert(v.as_str(), comparisons.iter().filter(|c| c.verdict == v).count());
     }
     let mut warnings = environment_warnings(base, current);
     if underpowered > 0 {
@@ -321,10 +265,7 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
         ));
     }
     let only = |a: &BTreeMap<CellKey, Vec<&RunRecord>>, b: &BTreeMap<CellKey, Vec<&RunRecord>>| {
-        a.keys()
-            .filter(|k| !b.contains_key(*k))
-            .map(|k| k.to_string())
-            .collect()
+        a.keys().filter(|k| !b.contains_key(*k)).map(|k| k.to_string()).collect()
     };
     Report {
         base: base.path.display().to_string(),
@@ -341,10 +282,7 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
 }
 
 fn ok_runs<'a>(runs: &[&'a RunRecord]) -> Vec<&'a RunRecord> {
-    runs.iter()
-        .filter(|r| r.status == Status::Ok)
-        .copied()
-        .collect()
+    runs.iter().filter(|r| r.status == Status::Ok).copied().collect()
 }
 
 fn all_failed(key: &CellKey, base_ok: usize, current_runs: &[&RunRecord]) -> Comparison {
@@ -366,10 +304,7 @@ fn all_failed(key: &CellKey, base_ok: usize, current_runs: &[&RunRecord]) -> Com
 fn environment_warnings(base: &ResultsFile, current: &ResultsFile) -> Vec<String> {
     let mut out = Vec::new();
     if base.cpu_model != current.cpu_model {
-        out.push(format!(
-            "different CPU models: base `{}`, current `{}`",
-            base.cpu_model, current.cpu_model
-        ));
+        out.push(format!("different CPU models: base `{}`, current `{}`", base.cpu_model, current.cpu_model));
     }
     if base.logical_cpus != current.logical_cpus {
         out.push(format!(
@@ -378,10 +313,7 @@ fn environment_warnings(base: &ResultsFile, current: &ResultsFile) -> Vec<String
         ));
     }
     if base.host != current.host {
-        out.push(format!(
-            "different hosts: base `{}`, current `{}`",
-            base.host, current.host
-        ));
+        out.push(format!("different hosts: base `{}`, current `{}`", base.host, current.host));
     }
     out
 }
@@ -404,11 +336,7 @@ pub fn render_markdown(report: &Report) -> String {
         .comparisons
         .iter()
         .map(|c| {
-            let fmt = |v: f64| {
-                metric_of(c.metric)
-                    .map(|m| m.format(v))
-                    .unwrap_or_else(|| format!("{v:.0}"))
-            };
+            let fmt = |v: f64| metric_of(c.metric).map(|m| m.format(v)).unwrap_or_else(|| format!("{v:.0}"));
             vec![
                 c.verdict.as_str().to_string(),
                 c.cell.to_string(),
@@ -416,28 +344,23 @@ pub fn render_markdown(report: &Report) -> String {
                 fmt(c.base),
                 fmt(c.current),
                 format!("{:+.1}%", c.change * PERCENT),
-                c.p_value
-                    .map(|p| format!("{p:.3}"))
-                    .unwrap_or_else(|| "-".to_string()),
+                c.p_value.map(|p| format!("{p:.3}")).unwrap_or_else(|| "-".to_string()),
                 format!("{}/{}", c.runs.0, c.runs.1),
                 c.note.clone(),
             ]
         })
         .collect();
     let table = Table {
-        header: [
-            "verdict", "cell", "metric", "base", "current", "change", "p", "runs", "note",
-        ]
-        .map(String::from)
-        .to_vec(),
+        header: ["verdict", "cell", "metric", "base", "current", "change", "p", "runs", "note"]
+            .map(String::from)
+            .to_vec(),
         right: vec![false, false, false, true, true, true, true, true, false],
         rows,
     };
     out.push_str(&table.render_markdown());
-    for (title, cells) in [
-        ("Cells only in base", &report.only_in_base),
-        ("Cells only in current", &report.only_in_current),
-    ] {
+    for (title, cells) in
+        [("Cells only in base", &report.only_in_base), ("Cells only in current", &report.only_in_current)]
+    {
         if !cells.is_empty() {
             let _ = writeln!(out, "\n{title} (not compared):\n");
             for c in cells {
@@ -459,19 +382,12 @@ pub fn render_markdown(report: &Report) -> String {
 /// `wsbench compare`.
 pub fn main(args: &CompareArgs) -> Result<ExitCode> {
     let floors = Floors {
-        threshold: parse_percent(&args.threshold)
-            .context("bad --threshold")
-            .map_err(unusable)?,
-        tail_threshold: parse_percent(&args.tail_threshold)
-            .context("bad --tail-threshold")
-            .map_err(unusable)?,
+        threshold: parse_percent(&args.threshold).context("bad --threshold").map_err(unusable)?,
+        tail_threshold: parse_percent(&args.tail_threshold).context("bad --tail-threshold").map_err(unusable)?,
         alpha: args.alpha,
     };
     if !(floors.alpha > 0.0 && floors.alpha < 1.0) {
-        return Err(unusable(anyhow::anyhow!(
-            "--alpha {} must be between 0 and 1",
-            args.alpha
-        )));
+        return Err(unusable(anyhow::anyhow!("--alpha {} must be between 0 and 1", args.alpha)));
     }
     let base = load(&args.base).map_err(unusable)?;
     let current = load(&args.current).map_err(unusable)?;
@@ -507,9 +423,5 @@ pub fn main(args: &CompareArgs) -> Result<ExitCode> {
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }
-    Ok(if report.regressed() {
-        ExitCode::from(EXIT_FAILURE)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(if report.regressed() { ExitCode::from(EXIT_FAILURE) } else { ExitCode::SUCCESS })
 }

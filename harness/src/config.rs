@@ -28,9 +28,7 @@ const WATCHDOG_SLACK: Duration = Duration::from_secs(10);
 
 /// The cores this process may run on.
 pub fn allowed_cpus() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
 /// Without `--rate`, an open-loop workload offers its per-worker default
@@ -136,11 +134,7 @@ fn parse_scheds(text: &str) -> Result<Vec<&'static SchedInfo>> {
 }
 
 fn parse_workloads(text: &str) -> Result<Vec<&'static WorkloadInfo>> {
-    let runnable = || {
-        backend::workloads()
-            .iter()
-            .filter(|w| !TEST_ONLY_WORKLOADS.contains(&w.name))
-    };
+    let runnable = || backend::workloads().iter().filter(|w| !TEST_ONLY_WORKLOADS.contains(&w.name));
     match text.trim() {
         "all" => return Ok(runnable().collect()),
         "default" => return Ok(runnable().filter(|w| w.in_default_suite).collect()),
@@ -163,40 +157,27 @@ fn parse_workloads(text: &str) -> Result<Vec<&'static WorkloadInfo>> {
 
 fn parse_workers(text: Option<&str>) -> Result<Vec<usize>> {
     let Some(text) = text else {
-        let cpus = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1);
+        let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         return Ok(vec![cpus]);
     };
     let list = parse_u64_list(text).with_context(|| format!("bad --workers `{text}`"))?;
     for &w in &list {
-        ensure!(w >= 1, "--workers `{text}` contains 0; a runtime needs at least 1 worker (allowed: 1..={MAX_WORKERS})");
         ensure!(
-            w <= MAX_WORKERS,
-            "--workers `{text}` contains {w}; allowed: 1..={MAX_WORKERS}"
+            w >= 1,
+            "--workers `{text}` contains 0; a runtime needs at least 1 worker (allowed: 1..={MAX_WORKERS})"
         );
+        ensure!(w <= MAX_WORKERS, "--workers `{text}` contains {w}; allowed: 1..={MAX_WORKERS}");
     }
     Ok(list.into_iter().map(|w| w as usize).collect())
 }
 
 fn parse_rates(text: Option<&str>, workloads: &[&WorkloadInfo]) -> Result<Option<Vec<u64>>> {
     let Some(text) = text else { return Ok(None) };
-    let rates =
-        parse_u64_list(text).with_context(|| format!("bad --rate `{text}` (requests/s)"))?;
-    ensure!(
-        !rates.contains(&0),
-        "--rate `{text}` contains 0; an offered rate must be at least 1 request/s"
-    );
+    let rates = parse_u64_list(text).with_context(|| format!("bad --rate `{text}` (requests/s)"))?;
+    ensure!(!rates.contains(&0), "--rate `{text}` contains 0; an offered rate must be at least 1 request/s");
     if !workloads.iter().any(|w| w.open_loop) {
-        let open: Vec<_> = backend::workloads()
-            .iter()
-            .filter(|w| w.open_loop)
-            .map(|w| w.name)
-            .collect();
-        bail!(
-            "--rate applies to open-loop workloads ({}), and none is selected",
-            open.join(", ")
-        );
+        let open: Vec<_> = backend::workloads().iter().filter(|w| w.open_loop).map(|w| w.name).collect();
+        bail!("--rate applies to open-loop workloads ({}), and none is selected", open.join(", "));
     }
     Ok(Some(rates))
 }
@@ -205,29 +186,13 @@ fn parse_params(args: &[String], workloads: &[&WorkloadInfo]) -> Result<Vec<(Str
     let mut out = Vec::new();
     for text in args {
         let (name, value) = parse_pair(text, "--param")?;
-        if !workloads
-            .iter()
-            .any(|w| w.params.iter().any(|p| p.name == name))
-        {
-            let known: Vec<String> = workloads
-                .iter()
-                .flat_map(|w| {
-                    w.params
-                        .iter()
-                        .map(move |p| format!("{}:{}", w.name, p.name))
-                })
-                .collect();
-            let known = if known.is_empty() {
-                "none".to_string()
-            } else {
-                known.join(", ")
-            };
+        if !workloads.iter().any(|w| w.params.iter().any(|p| p.name == name)) {
+            let known: Vec<String> =
+                workloads.iter().flat_map(|w| w.params.iter().map(move |p| format!("{}:{}", w.name, p.name))).collect();
+            let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
             bail!("unknown parameter `{name}` for the selected workloads; allowed (workload:param): {known}");
         }
-        ensure!(
-            !out.iter().any(|(n, _)| *n == name),
-            "--param `{name}` given twice"
-        );
+        ensure!(!out.iter().any(|(n, _)| *n == name), "--param `{name}` given twice");
         out.push((name, value));
     }
     Ok(out)
@@ -240,16 +205,11 @@ fn parse_knobs(args: &[String], scheds: &[&SchedInfo]) -> Result<Vec<Vec<(String
     let mut seen = Vec::new();
     for text in args {
         let (name, values) = parse_pair(text, "--knob")?;
-        ensure!(
-            !seen.contains(&name),
-            "--knob `{name}` given twice; give its values as a list: {name}=v1,v2"
-        );
+        ensure!(!seen.contains(&name), "--knob `{name}` given twice; give its values as a list: {name}=v1,v2");
         seen.push(name.clone());
         let values: Vec<&str> = values.split(',').map(str::trim).collect();
         for value in &values {
-            Knobs::default()
-                .set(&name, value)
-                .with_context(|| format!("bad --knob `{text}`"))?;
+            Knobs::default().set(&name, value).with_context(|| format!("bad --knob `{text}`"))?;
         }
         for sched in scheds {
             check_knob_applies(&name, sched)?;
@@ -291,16 +251,9 @@ impl RunConfig {
         let params = parse_params(&args.params, &workloads)?;
         let knob_sets = parse_knobs(&args.knobs, &scheds)?;
         let duration = parse_duration(&args.duration).context("bad --duration")?;
-        ensure!(
-            !duration.is_zero(),
-            "--duration `{}` must be longer than zero",
-            args.duration
-        );
+        ensure!(!duration.is_zero(), "--duration `{}` must be longer than zero", args.duration);
         let warmup = parse_duration(&args.warmup).context("bad --warmup")?;
-        ensure!(
-            args.runs >= 1,
-            "--runs 0: at least 1 measured run per cell is needed"
-        );
+        ensure!(args.runs >= 1, "--runs 0: at least 1 measured run per cell is needed");
         let timeout = match &args.timeout {
             Some(t) => parse_duration(t).context("bad --timeout")?,
             None => (warmup + duration) * WATCHDOG_FACTOR + WATCHDOG_SLACK,
@@ -350,12 +303,8 @@ impl RunConfig {
         let mut cells = Vec::new();
         let mut skipped = Vec::new();
         for workload in &self.workloads {
-            let params: Vec<_> = self
-                .params
-                .iter()
-                .filter(|(n, _)| workload.params.iter().any(|p| p.name == *n))
-                .cloned()
-                .collect();
+            let params: Vec<_> =
+                self.params.iter().filter(|(n, _)| workload.params.iter().any(|p| p.name == *n)).cloned().collect();
             let rates: Vec<Option<u64>> = match (&self.rates, workload.open_loop) {
                 (Some(rates), true) => rates.iter().copied().map(Some).collect(),
                 _ => vec![None],
@@ -407,9 +356,7 @@ impl RunConfig {
         let spec = WorkloadSpec {
             name: workload.name.to_string(),
             params: params.to_vec(),
-            rate_per_s: rate
-                .map(|r| r as f64)
-                .or_else(|| capped_default_rate(workload, workers)),
+            rate_per_s: rate.map(|r| r as f64).or_else(|| capped_default_rate(workload, workers)),
         };
         let key = CellKey {
             scheduler: sched.name.to_string(),
@@ -419,12 +366,6 @@ impl RunConfig {
             params: join_pairs(params),
             rate_per_s: rate,
         };
-        Cell {
-            sched,
-            workload,
-            runtime,
-            spec,
-            key,
-        }
+        Cell { sched, workload, runtime, spec, key }
     }
 }

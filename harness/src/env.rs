@@ -61,11 +61,7 @@ impl Environment {
             .and_then(|s| s.cpus().first().map(|c| c.brand().trim().to_string()))
             .filter(|b| !b.is_empty())
             .unwrap_or_else(|| UNKNOWN.to_string());
-        let logical_cpus = system
-            .as_ref()
-            .map(|s| s.cpus().len())
-            .filter(|n| *n > 0)
-            .unwrap_or(1);
+        let logical_cpus = system.as_ref().map(|s| s.cpus().len()).filter(|n| *n > 0).unwrap_or(1);
         let os = match (System::name(), System::os_version()) {
             (Ok(name), Ok(version)) => format!("{name} {version}"),
             (Ok(name), Err(_)) => name,
@@ -77,9 +73,7 @@ impl Environment {
             cpu_model,
             logical_cpus,
             physical_cores: System::physical_core_count().ok(),
-            allowed_cpus: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
+            allowed_cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             numa_nodes: numa_nodes(Path::new(NUMA_SYSFS)),
             memory_bytes: system.as_ref().map(|s| s.total_memory()).unwrap_or(0),
             os,
@@ -95,14 +89,8 @@ impl Environment {
     /// One line describing the machine, for captions and reports.
     pub fn describe(&self) -> String {
         const BYTES_PER_GIB: f64 = (1u64 << 30) as f64;
-        let physical = self
-            .physical_cores
-            .map(|p| format!(" / {p} physical"))
-            .unwrap_or_default();
-        let numa = self
-            .numa_nodes
-            .map(|n| format!(", {n} NUMA node(s)"))
-            .unwrap_or_default();
+        let physical = self.physical_cores.map(|p| format!(" / {p} physical")).unwrap_or_default();
+        let numa = self.numa_nodes.map(|n| format!(", {n} NUMA node(s)")).unwrap_or_default();
         format!(
             "{} ({} logical{physical}{numa}), {:.1} GiB, {} {}, {}, git {}",
             self.cpu_model,
@@ -133,8 +121,7 @@ fn numa_nodes(dir: &Path) -> Option<usize> {
         .filter(|e| {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            name.strip_prefix("node")
-                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            name.strip_prefix("node").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
         })
         .count();
     (count > 0).then_some(count)
@@ -164,13 +151,7 @@ fn git_sha() -> String {
 
 fn command_line() -> String {
     std::env::args()
-        .map(|a| {
-            if a.contains(char::is_whitespace) || a.is_empty() {
-                format!("'{a}'")
-            } else {
-                a
-            }
-        })
+        .map(|a| if a.contains(char::is_whitespace) || a.is_empty() { format!("'{a}'") } else { a })
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -180,10 +161,7 @@ pub fn rfc3339_utc(time: SystemTime) -> String {
     const SECS_PER_DAY: u64 = 86_400;
     const SECS_PER_HOUR: u64 = 3_600;
     const SECS_PER_MIN: u64 = 60;
-    let secs = time
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let secs = time.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let (days, rem) = (secs / SECS_PER_DAY, secs % SECS_PER_DAY);
     let (y, m, d) = civil_from_days(days as i64);
     format!(

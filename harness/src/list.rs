@@ -19,11 +19,7 @@ pub fn render() -> String {
         if s.single_worker_only {
             tags.push("--workers 1 only");
         }
-        let tags = if tags.is_empty() {
-            String::new()
-        } else {
-            format!(" [{}]", tags.join(", "))
-        };
+        let tags = if tags.is_empty() { String::new() } else { format!(" [{}]", tags.join(", ")) };
         let _ = writeln!(out, "  {:<16} {}{tags}", s.name, s.about);
     }
     out.push_str("\nWorkloads (--workload NAME,..., default or all; * = in the default suite):\n");
@@ -36,11 +32,7 @@ pub fn render() -> String {
         if TEST_ONLY_WORKLOADS.contains(&w.name) {
             tags.push("test only, never in default or all");
         }
-        let tags = if tags.is_empty() {
-            String::new()
-        } else {
-            format!(" [{}]", tags.join(", "))
-        };
+        let tags = if tags.is_empty() { String::new() } else { format!(" [{}]", tags.join(", ")) };
         let _ = writeln!(out, "{mark} {:<24} {}{tags}", w.name, w.about);
         for p in w.params {
             let flag = format!("--param {}={}", p.name, p.default);

@@ -45,11 +45,9 @@ pub fn parse_u64_suffixed(text: &str) -> Result<u64> {
             None => (t, 1),
         },
     };
-    let base: u64 = digits.parse().with_context(|| {
-        format!("`{text}` is not a whole number (a `k` or `M` suffix is allowed)")
-    })?;
-    base.checked_mul(scale)
-        .with_context(|| format!("`{text}` is too large"))
+    let base: u64 =
+        digits.parse().with_context(|| format!("`{text}` is not a whole number (a `k` or `M` suffix is allowed)"))?;
+    base.checked_mul(scale).with_context(|| format!("`{text}` is too large"))
 }
 
 fn parse_step(text: &str, item: &str) -> Result<Step> {
@@ -81,19 +79,13 @@ fn expand_range(item: &str, range: &str, step: Step, out: &mut Vec<u64>) -> Resu
     let lo = parse_u64_suffixed(lo_text).with_context(|| format!("bad start in range `{item}`"))?;
     let hi = parse_u64_suffixed(hi_text).with_context(|| format!("bad end in range `{item}`"))?;
     let in_range = |v: u64| if inclusive { v <= hi } else { v < hi };
-    ensure!(
-        in_range(lo),
-        "range `{item}` is empty (its start is not below its end)"
-    );
+    ensure!(in_range(lo), "range `{item}` is empty (its start is not below its end)");
     let mut v = match step {
         Step::Pow2 => lo.max(1).checked_next_power_of_two().unwrap_or(u64::MAX),
         _ => lo,
     };
     while in_range(v) {
-        ensure!(
-            out.len() < MAX_LIST_ITEMS,
-            "`{item}` expands to more than {MAX_LIST_ITEMS} values"
-        );
+        ensure!(out.len() < MAX_LIST_ITEMS, "`{item}` expands to more than {MAX_LIST_ITEMS} values");
         out.push(v);
         let next = match step {
             Step::Add(k) => v.checked_add(k),
@@ -111,16 +103,10 @@ fn expand_range(item: &str, range: &str, step: Step, out: &mut Vec<u64>) -> Resu
 /// Parses a list of unsigned integers (see the module doc).
 pub fn parse_u64_list(text: &str) -> Result<Vec<u64>> {
     let mut out = Vec::new();
-    ensure!(
-        !text.trim().is_empty(),
-        "empty list; expected {LIST_SYNTAX}"
-    );
+    ensure!(!text.trim().is_empty(), "empty list; expected {LIST_SYNTAX}");
     for raw in text.split(',') {
         let item = raw.trim();
-        ensure!(
-            !item.is_empty(),
-            "empty item in list `{text}`; expected {LIST_SYNTAX}"
-        );
+        ensure!(!item.is_empty(), "empty item in list `{text}`; expected {LIST_SYNTAX}");
         let (range, step) = match item.split_once(':') {
             Some((r, s)) => (r, Some(parse_step(s, item)?)),
             None => (item, None),
@@ -129,18 +115,9 @@ pub fn parse_u64_list(text: &str) -> Result<Vec<u64>> {
             expand_range(item, range, step.unwrap_or(Step::Add(1)), &mut out)
                 .with_context(|| format!("expected {LIST_SYNTAX}"))?;
         } else {
-            ensure!(
-                step.is_none(),
-                "a step (`{item}`) needs a range `A..=B` before it"
-            );
-            out.push(
-                parse_u64_suffixed(item)
-                    .with_context(|| format!("in list `{text}`; expected {LIST_SYNTAX}"))?,
-            );
-            ensure!(
-                out.len() <= MAX_LIST_ITEMS,
-                "`{text}` has more than {MAX_LIST_ITEMS} values"
-            );
+            ensure!(step.is_none(), "a step (`{item}`) needs a range `A..=B` before it");
+            out.push(parse_u64_suffixed(item).with_context(|| format!("in list `{text}`; expected {LIST_SYNTAX}"))?);
+            ensure!(out.len() <= MAX_LIST_ITEMS, "`{text}` has more than {MAX_LIST_ITEMS} values");
         }
     }
     let mut seen = std::collections::HashSet::new();
@@ -152,13 +129,11 @@ pub fn parse_u64_list(text: &str) -> Result<Vec<u64>> {
 /// (minutes), or a bare number of seconds. Fractions are allowed (`2.5s`).
 pub fn parse_duration(text: &str) -> Result<Duration> {
     let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
-    let value: f64 = number.parse().with_context(|| {
-        format!("`{text}` is not a duration; examples: `2s`, `500ms`, `1.5`, `250us`")
-    })?;
+    let value: f64 = number
+        .parse()
+        .with_context(|| format!("`{text}` is not a duration; examples: `2s`, `500ms`, `1.5`, `250us`"))?;
     let scale_s = match unit.trim() {
         "" | "s" => 1.0,
         "ms" => 1e-3,
@@ -167,8 +142,7 @@ pub fn parse_duration(text: &str) -> Result<Duration> {
         "m" | "min" => 60.0,
         other => bail!("unknown unit `{other}` in duration `{text}`; allowed: ns, us, ms, s, m"),
     };
-    Duration::try_from_secs_f64(value * scale_s)
-        .with_context(|| format!("`{text}` is out of range"))
+    Duration::try_from_secs_f64(value * scale_s).with_context(|| format!("`{text}` is out of range"))
 }
 
 /// Parses a percentage, `5%` or a bare `5` (both mean five percent), into a
@@ -177,14 +151,9 @@ pub fn parse_percent(text: &str) -> Result<f64> {
     const PERCENT: f64 = 100.0;
     let t = text.trim();
     let number = t.strip_suffix('%').unwrap_or(t);
-    let v: f64 = number
-        .trim()
-        .parse()
-        .with_context(|| format!("`{text}` is not a percentage; examples: `5%`, `12.5`"))?;
-    ensure!(
-        v.is_finite() && v >= 0.0,
-        "`{text}` must be a non-negative percentage"
-    );
+    let v: f64 =
+        number.trim().parse().with_context(|| format!("`{text}` is not a percentage; examples: `5%`, `12.5`"))?;
+    ensure!(v.is_finite() && v >= 0.0, "`{text}` must be a non-negative percentage");
     Ok(v / PERCENT)
 }
 
@@ -210,53 +179,21 @@ mod tests {
 
     #[test]
     fn ranges_and_steps() {
-        assert_eq!(
-            parse_u64_list("1..=8").unwrap(),
-            (1..=8).collect::<Vec<_>>()
-        );
+        assert_eq!(parse_u64_list("1..=8").unwrap(), (1..=8).collect::<Vec<_>>());
         assert_eq!(parse_u64_list("1..4").unwrap(), vec![1, 2, 3]);
-        assert_eq!(
-            parse_u64_list("1..=128:pow2").unwrap(),
-            vec![1, 2, 4, 8, 16, 32, 64, 128]
-        );
-        assert_eq!(
-            parse_u64_list("3..=100:pow2").unwrap(),
-            vec![4, 8, 16, 32, 64]
-        );
-        assert_eq!(
-            parse_u64_list("1000..=8000:x2").unwrap(),
-            vec![1000, 2000, 4000, 8000]
-        );
-        assert_eq!(
-            parse_u64_list("10k..=30k:+10k").unwrap(),
-            vec![10_000, 20_000, 30_000]
-        );
-        assert_eq!(
-            parse_u64_list("1..=2,6,8..=9").unwrap(),
-            vec![1, 2, 6, 8, 9]
-        );
+        assert_eq!(parse_u64_list("1..=128:pow2").unwrap(), vec![1, 2, 4, 8, 16, 32, 64, 128]);
+        assert_eq!(parse_u64_list("3..=100:pow2").unwrap(), vec![4, 8, 16, 32, 64]);
+        assert_eq!(parse_u64_list("1000..=8000:x2").unwrap(), vec![1000, 2000, 4000, 8000]);
+        assert_eq!(parse_u64_list("10k..=30k:+10k").unwrap(), vec![10_000, 20_000, 30_000]);
+        assert_eq!(parse_u64_list("1..=2,6,8..=9").unwrap(), vec![1, 2, 6, 8, 9]);
         assert_eq!(parse_u64_list("2M").unwrap(), vec![2_000_000]);
     }
 
     #[test]
     fn malformed_lists_name_the_bad_item() {
-        for bad in [
-            "",
-            "1,,2",
-            "a",
-            "1..",
-            "..4",
-            "8..=1",
-            "1..=4:pow3",
-            "1..=4:x1",
-            "4:pow2",
-            "1..=4:+0",
-        ] {
+        for bad in ["", "1,,2", "a", "1..", "..4", "8..=1", "1..=4:pow3", "1..=4:x1", "4:pow2", "1..=4:+0"] {
             let err = format!("{:#}", parse_u64_list(bad).unwrap_err());
-            assert!(
-                err.contains(bad) || bad.is_empty() || err.contains("empty"),
-                "{bad}: {err}"
-            );
+            assert!(err.contains(bad) || bad.is_empty() || err.contains("empty"), "{bad}: {err}");
         }
         assert!(parse_u64_list("1..=100000000").is_err());
     }
@@ -272,10 +209,7 @@ mod tests {
         assert_eq!(parse_percent("5%").unwrap(), 0.05);
         assert_eq!(parse_percent("12.5").unwrap(), 0.125);
         assert!(parse_percent("-1%").is_err());
-        assert_eq!(
-            parse_pair("lifo=off", "--knob").unwrap(),
-            ("lifo".into(), "off".into())
-        );
+        assert_eq!(parse_pair("lifo=off", "--knob").unwrap(), ("lifo".into(), "off".into()));
         assert!(parse_pair("lifo", "--knob").is_err());
     }
 }

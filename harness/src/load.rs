@@ -44,20 +44,12 @@ struct Row<'a> {
 
 impl Row<'_> {
     fn text(&self, column: &str) -> Option<&str> {
-        self.columns
-            .index
-            .get(column)
-            .and_then(|&i| self.record.get(i))
-            .map(str::trim)
+        self.columns.index.get(column).and_then(|&i| self.record.get(i)).map(str::trim)
     }
 
     fn required<T: FromStr>(&self, column: &str) -> Result<T> {
         self.optional(column)?.with_context(|| {
-            format!(
-                "`{}` line {}, column `{column}`: empty, a value is required",
-                self.path.display(),
-                self.line
-            )
+            format!("`{}` line {}, column `{column}`: empty, a value is required", self.path.display(), self.line)
         })
     }
 
@@ -115,11 +107,7 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
     let status = match row.text("status").unwrap_or("ok") {
         "ok" | "" => Status::Ok,
         "failed" => Status::Failed,
-        other => bail!(
-            "`{}` line {}, column `status`: `{other}` is not ok or failed",
-            row.path.display(),
-            row.line
-        ),
+        other => bail!("`{}` line {}, column `status`: `{other}` is not ok or failed", row.path.display(), row.line),
     };
     let key = CellKey {
         scheduler: row.string("scheduler"),
@@ -129,18 +117,8 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
         params: row.string("params"),
         rate_per_s: row.optional("rate_per_s")?,
     };
-    ensure!(
-        !key.scheduler.is_empty(),
-        "`{}` line {}, column `scheduler`: empty",
-        row.path.display(),
-        row.line
-    );
-    ensure!(
-        !key.workload.is_empty(),
-        "`{}` line {}, column `workload`: empty",
-        row.path.display(),
-        row.line
-    );
+    ensure!(!key.scheduler.is_empty(), "`{}` line {}, column `scheduler`: empty", row.path.display(), row.line);
+    ensure!(!key.workload.is_empty(), "`{}` line {}, column `workload`: empty", row.path.display(), row.line);
     let mut r = RunRecord::failed(key, row.required("run")?, row.string("error"));
     r.status = status;
     if status == Status::Ok {
@@ -155,42 +133,29 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
     r.uncorrected_p99_us = row.optional("uncorrected_p99_us")?;
     r.queue_wait_p99_us = row.optional("queue_wait_p99_us")?;
     r.service_p99_us = row.optional("service_p99_us")?;
-    r.counters = counter_names()
-        .iter()
-        .map(|n| row.optional(n))
-        .collect::<Result<_>>()?;
+    r.counters = counter_names().iter().map(|n| row.optional(n)).collect::<Result<_>>()?;
     r.schedule_slipped = row.optional("schedule_slipped")?.unwrap_or(false);
     r.oversubscribed = row.optional("oversubscribed")?.unwrap_or(false);
     r.pinned = row.optional("pinned")?.unwrap_or(false);
     r.resolved_params = row.string("resolved_params");
     let extras = row.string("extras");
     r.extras = parse_extras(&extras).with_context(|| {
-        format!(
-            "`{}` line {}, column `extras`: `{extras}` is not name=number;...",
-            row.path.display(),
-            row.line
-        )
+        format!("`{}` line {}, column `extras`: `{extras}` is not name=number;...", row.path.display(), row.line)
     })?;
     r.notes = row.string("notes");
     Ok((row.required("schema_version")?, r))
 }
 
 fn read_header(path: &Path, reader: &mut csv::Reader<std::fs::File>) -> Result<Columns> {
-    let header = reader
-        .headers()
-        .with_context(|| format!("`{}` line 1: cannot read the header", path.display()))?
-        .clone();
+    let header =
+        reader.headers().with_context(|| format!("`{}` line 1: cannot read the header", path.display()))?.clone();
     ensure!(
         !(header.is_empty() || header.len() == 1 && header[0].trim().is_empty()),
         "`{}` is empty; expected a wsbench results CSV starting with `{}`",
         path.display(),
         CORE_COLUMNS.join(",")
     );
-    let index: HashMap<String, usize> = header
-        .iter()
-        .enumerate()
-        .map(|(i, h)| (h.trim().to_string(), i))
-        .collect();
+    let index: HashMap<String, usize> = header.iter().enumerate().map(|(i, h)| (h.trim().to_string(), i)).collect();
     for column in CORE_COLUMNS {
         ensure!(
             index.contains_key(column),
@@ -204,8 +169,7 @@ fn read_header(path: &Path, reader: &mut csv::Reader<std::fs::File>) -> Result<C
 
 /// Reads and checks a results CSV.
 pub fn load(path: &Path) -> Result<ResultsFile> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot open `{}`", path.display()))?;
+    let file = std::fs::File::open(path).with_context(|| format!("cannot open `{}`", path.display()))?;
     let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(file);
     let columns = read_header(path, &mut reader)?;
     let width = columns.index.len();
@@ -222,16 +186,15 @@ pub fn load(path: &Path) -> Result<ResultsFile> {
             path.display(),
             record.len()
         );
-        let row = Row {
-            path,
-            line,
-            record: &record,
-            columns: &columns,
-        };
+        let row = Row { path, line, record: &record, columns: &columns };
         let (version, r) = parse_row(&row)?;
         match schema {
             None => schema = Some(version),
-            Some(v) => ensure!(v == version, "`{}` line {line}, column `schema_version`: {version} differs from {v} on earlier rows", path.display()),
+            Some(v) => ensure!(
+                v == version,
+                "`{}` line {line}, column `schema_version`: {version} differs from {v} on earlier rows",
+                path.display()
+            ),
         }
         if first_env.is_none() {
             first_env = Some((
@@ -242,27 +205,12 @@ pub fn load(path: &Path) -> Result<ResultsFile> {
             ));
         }
         if let Some(earlier) = first_seen.insert((r.key.clone(), r.run), line) {
-            bail!(
-                "`{}` line {line}: duplicate cell {} run {} (first at line {earlier})",
-                path.display(),
-                r.key,
-                r.run
-            );
+            bail!("`{}` line {line}: duplicate cell {} run {} (first at line {earlier})", path.display(), r.key, r.run);
         }
         records.push(r);
     }
-    let (Some(schema_version), Some((host, cpu_model, logical_cpus, git_sha))) =
-        (schema, first_env)
-    else {
+    let (Some(schema_version), Some((host, cpu_model, logical_cpus, git_sha))) = (schema, first_env) else {
         bail!("`{}` has a header but no rows", path.display());
     };
-    Ok(ResultsFile {
-        path: path.to_path_buf(),
-        schema_version,
-        host,
-        cpu_model,
-        logical_cpus,
-        git_sha,
-        records,
-    })
+    Ok(ResultsFile { path: path.to_path_buf(), schema_version, host, cpu_model, logical_cpus, git_sha, records })
 }

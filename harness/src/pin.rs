@@ -22,10 +22,7 @@ pub struct CorePlan {
 pub fn allowed_cores() -> Vec<usize> {
     match core_affinity::get_core_ids() {
         Some(ids) if !ids.is_empty() => ids.into_iter().map(|c| c.id).collect(),
-        _ => (0..std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1))
-            .collect(),
+        _ => (0..std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).collect(),
     }
 }
 
@@ -43,17 +40,9 @@ pub fn plan(cores: &[usize], workers: usize, has_loadgen: bool, pin: bool) -> Co
             loadgen_shares_cores: has_loadgen && !separate,
         };
     }
-    let (worker_cores, loadgen_cores) = if separate {
-        (cores[..workers].to_vec(), cores[workers..].to_vec())
-    } else {
-        (cores.to_vec(), Vec::new())
-    };
-    CorePlan {
-        worker_cores,
-        loadgen_cores,
-        oversubscribed,
-        loadgen_shares_cores: has_loadgen && !separate,
-    }
+    let (worker_cores, loadgen_cores) =
+        if separate { (cores[..workers].to_vec(), cores[workers..].to_vec()) } else { (cores.to_vec(), Vec::new()) };
+    CorePlan { worker_cores, loadgen_cores, oversubscribed, loadgen_shares_cores: has_loadgen && !separate }
 }
 
 #[cfg(test)]

@@ -12,8 +12,7 @@ use crate::record::CellKey;
 /// long run.
 const TICK: Duration = Duration::from_millis(250);
 /// Bar layout: cell i of n, elapsed, runs done, estimate, current cell.
-const TEMPLATE: &str =
-    "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} runs, eta {eta} | {msg}";
+const TEMPLATE: &str = "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} runs, eta {eta} | {msg}";
 
 /// Progress reporting for one matrix.
 pub struct Progress {
@@ -25,10 +24,8 @@ impl Progress {
     /// A reporter for `total_runs` runs.
     pub fn new(total_runs: u64, quiet: bool) -> Progress {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
-            let style =
-                ProgressStyle::with_template(TEMPLATE).expect("the progress template is valid");
-            let bar = ProgressBar::with_draw_target(Some(total_runs), ProgressDrawTarget::stderr())
-                .with_style(style);
+            let style = ProgressStyle::with_template(TEMPLATE).expect("the progress template is valid");
+            let bar = ProgressBar::with_draw_target(Some(total_runs), ProgressDrawTarget::stderr()).with_style(style);
             bar.enable_steady_tick(TICK);
             bar
         });

@@ -34,13 +34,7 @@ impl CellKey {
     /// The key without the scheduler: cells that differ only in scheduler
     /// share it (used for ratios and chart grouping).
     pub fn without_scheduler(&self) -> (usize, &str, &str, &str, Option<u64>) {
-        (
-            self.workers,
-            &self.workload,
-            &self.knobs,
-            &self.params,
-            self.rate_per_s,
-        )
+        (self.workers, &self.workload, &self.knobs, &self.params, self.rate_per_s)
     }
 }
 
@@ -160,9 +154,7 @@ impl LatencyMetric {
     pub fn from_label(text: &str) -> Option<LatencyMetric> {
         let t = text.trim().to_ascii_lowercase();
         let t = t.strip_suffix("_us").unwrap_or(&t).to_string();
-        LatencyMetric::ALL
-            .into_iter()
-            .find(|m| m.label() == t || m.column().trim_end_matches("_us") == t)
+        LatencyMetric::ALL.into_iter().find(|m| m.label() == t || m.column().trim_end_matches("_us") == t)
     }
 }
 
@@ -218,15 +210,8 @@ impl Latencies {
         if h.is_empty() {
             return None;
         }
-        let mut out = Latencies {
-            p50_us: 0.0,
-            p90_us: 0.0,
-            p99_us: 0.0,
-            p999_us: 0.0,
-            p9999_us: 0.0,
-            max_us: 0.0,
-            mean_us: 0.0,
-        };
+        let mut out =
+            Latencies { p50_us: 0.0, p90_us: 0.0, p99_us: 0.0, p999_us: 0.0, p9999_us: 0.0, max_us: 0.0, mean_us: 0.0 };
         for metric in LatencyMetric::ALL {
             let ns = match metric.quantile() {
                 Some(q) => h.value_at_quantile(q) as f64,
@@ -326,17 +311,11 @@ impl RunRecord {
     }
 }
 
-fn serialize_counters<S: serde::Serializer>(
-    values: &[Option<u64>],
-    s: S,
-) -> Result<S::Ok, S::Error> {
+fn serialize_counters<S: serde::Serializer>(values: &[Option<u64>], s: S) -> Result<S::Ok, S::Error> {
     s.collect_map(counter_names().into_iter().zip(values.iter()))
 }
 
-fn serialize_extras<S: serde::Serializer>(
-    extras: &[(String, f64)],
-    s: S,
-) -> Result<S::Ok, S::Error> {
+fn serialize_extras<S: serde::Serializer>(extras: &[(String, f64)], s: S) -> Result<S::Ok, S::Error> {
     s.collect_map(extras.iter().map(|(k, v)| (k, v)))
 }
 
@@ -344,11 +323,7 @@ fn serialize_extras<S: serde::Serializer>(
 /// the driver counters.
 pub fn counter_names() -> Vec<&'static str> {
     use wsbench_schedulers::metrics::{COUNTER_NAMES, DRIVER_COUNTER_NAMES};
-    COUNTER_NAMES
-        .iter()
-        .chain(DRIVER_COUNTER_NAMES)
-        .copied()
-        .collect()
+    COUNTER_NAMES.iter().chain(DRIVER_COUNTER_NAMES).copied().collect()
 }
 
 #[cfg(test)]
@@ -375,18 +350,12 @@ mod tests {
         assert!((l.p50_us - 500.0).abs() <= 1.0, "{l:?}");
         assert!((l.p99_us - 990.0).abs() <= 1.0, "{l:?}");
         assert!((l.max_us - 1000.0).abs() <= 1.0, "{l:?}");
-        assert!(
-            Latencies::from_histogram_ns(&hdrhistogram::Histogram::<u64>::new(3).unwrap())
-                .is_none()
-        );
+        assert!(Latencies::from_histogram_ns(&hdrhistogram::Histogram::<u64>::new(3).unwrap()).is_none());
     }
 
     #[test]
     fn pairs_are_sorted_for_a_stable_key() {
-        let pairs = vec![
-            ("steal".to_string(), "one".to_string()),
-            ("lifo".to_string(), "off".to_string()),
-        ];
+        let pairs = vec![("steal".to_string(), "one".to_string()), ("lifo".to_string(), "off".to_string())];
         assert_eq!(join_pairs(&pairs), "lifo=off;steal=one");
     }
 }

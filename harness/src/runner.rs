@@ -63,21 +63,13 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Runs one measured run on its own thread, waiting at most `limit`.
-fn run_with_watchdog(
-    runtime: RuntimeSpec,
-    spec: WorkloadSpec,
-    options: RunOptions,
-    limit: Duration,
-) -> RunEnd {
+fn run_with_watchdog(runtime: RuntimeSpec, spec: WorkloadSpec, options: RunOptions, limit: Duration) -> RunEnd {
     let (tx, rx) = mpsc::sync_channel(1);
-    let spawned = thread::Builder::new()
-        .name("wsbench-run".to_string())
-        .spawn(move || {
-            let result =
-                panic::catch_unwind(AssertUnwindSafe(|| backend::run(&runtime, &spec, &options)));
-            // The receiver is gone when the watchdog already gave up; nothing to do then.
-            let _ = tx.send(result);
-        });
+    let spawned = thread::Builder::new().name("wsbench-run".to_string()).spawn(move || {
+        let result = panic::catch_unwind(AssertUnwindSafe(|| backend::run(&runtime, &spec, &options)));
+        // The receiver is gone when the watchdog already gave up; nothing to do then.
+        let _ = tx.send(result);
+    });
     let handle = match spawned {
         Ok(h) => h,
         Err(e) => return RunEnd::Failed(format!("could not start the run thread: {e}")),
@@ -85,13 +77,9 @@ fn run_with_watchdog(
     let end = match rx.recv_timeout(limit) {
         Ok(Ok(Ok(output))) => RunEnd::Done(Box::new(output)),
         Ok(Ok(Err(e))) => RunEnd::Failed(format!("{e:#}")),
-        Ok(Err(payload)) => {
-            RunEnd::Failed(format!("panicked: {}", panic_message(payload.as_ref())))
-        }
+        Ok(Err(payload)) => RunEnd::Failed(format!("panicked: {}", panic_message(payload.as_ref()))),
         Err(RecvTimeoutError::Timeout) => return RunEnd::Hung,
-        Err(RecvTimeoutError::Disconnected) => {
-            RunEnd::Failed("the run thread ended without a result".to_string())
-        }
+        Err(RecvTimeoutError::Disconnected) => RunEnd::Failed("the run thread ended without a result".to_string()),
     };
     // The thread has sent its result, so it is about to return.
     let _ = handle.join();
@@ -100,29 +88,14 @@ fn run_with_watchdog(
 
 fn p99_us(h: &Option<Histogram<u64>>) -> Option<f64> {
     const P99: f64 = 0.99;
-    h.as_ref()
-        .filter(|h| !h.is_empty())
-        .map(|h| h.value_at_quantile(P99) as f64 * US_PER_NS)
+    h.as_ref().filter(|h| !h.is_empty()).map(|h| h.value_at_quantile(P99) as f64 * US_PER_NS)
 }
 
 /// The row of a run that finished.
-fn record_from(
-    key: &CellKey,
-    run: usize,
-    out: &RunOutput,
-    cores: &CorePlan,
-    pinned: bool,
-) -> RunRecord {
+fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan, pinned: bool) -> RunRecord {
     let elapsed_s = out.elapsed.as_secs_f64();
-    let counters = counter_names()
-        .iter()
-        .map(|name| {
-            out.counters
-                .iter()
-                .find(|(n, _)| n == name)
-                .and_then(|(_, v)| *v)
-        })
-        .collect();
+    let counters =
+        counter_names().iter().map(|name| out.counters.iter().find(|(n, _)| n == name).and_then(|(_, v)| *v)).collect();
     let mut notes = out.notes.clone();
     if out.schedule_slipped {
         notes.push("load generator fell behind its schedule".to_string());
@@ -136,11 +109,7 @@ fn record_from(
         ops: out.ops,
         failed: out.failed,
         sent: out.sent,
-        throughput_per_s: if elapsed_s > 0.0 {
-            out.ops as f64 / elapsed_s
-        } else {
-            0.0
-        },
+        throughput_per_s: if elapsed_s > 0.0 { out.ops as f64 / elapsed_s } else { 0.0 },
         offered_per_s: out.offered_per_s,
         latency: Latencies::from_histogram_ns(&out.latency_ns),
         uncorrected_p99_us: p99_us(&out.uncorrected_ns),
@@ -170,51 +139,26 @@ fn run_cell(
     runtime.worker_cores = cores.worker_cores.clone();
     runtime.loadgen_cores = cores.loadgen_cores.clone();
     let pinned = !runtime.worker_cores.is_empty();
-    let mut outcome = CellOutcome {
-        key: cell.key.clone(),
-        records: Vec::new(),
-        histograms: Vec::new(),
-    };
+    let mut outcome = CellOutcome { key: cell.key.clone(), records: Vec::new(), histograms: Vec::new() };
     for run in 0..config.runs {
-        let options = RunOptions {
-            duration: config.duration,
-            warmup: config.warmup,
-            seed: config.seed.wrapping_add(run as u64),
-        };
+        let options =
+            RunOptions { duration: config.duration, warmup: config.warmup, seed: config.seed.wrapping_add(run as u64) };
         let end = run_with_watchdog(runtime.clone(), cell.spec.clone(), options, config.timeout);
         progress.run_done();
         match end {
             RunEnd::Done(out) => {
                 let mut record = record_from(&cell.key, run, &out, cores, pinned);
                 if *abandoned > 0 {
-                    let note = format!(
-                        "measured while {abandoned} abandoned hung run(s) were still alive"
-                    );
-                    record.notes = if record.notes.is_empty() {
-                        note
-                    } else {
-                        format!("{}; {note}", record.notes)
-                    };
+                    let note = format!("measured while {abandoned} abandoned hung run(s) were still alive");
+                    record.notes = if record.notes.is_empty() { note } else { format!("{}; {note}", record.notes) };
                 }
                 outcome.records.push(record);
-                let RunOutput {
-                    latency_ns,
-                    uncorrected_ns,
-                    elapsed,
-                    ..
-                } = *out;
-                outcome.histograms.push(RunHistograms {
-                    run,
-                    elapsed,
-                    latency_ns,
-                    uncorrected_ns,
-                });
+                let RunOutput { latency_ns, uncorrected_ns, elapsed, .. } = *out;
+                outcome.histograms.push(RunHistograms { run, elapsed, latency_ns, uncorrected_ns });
             }
             RunEnd::Failed(reason) => {
                 progress.note(&format!("run {run} of {} failed: {reason}", cell.key));
-                outcome
-                    .records
-                    .push(failed_record(cell, run, reason, cores, pinned));
+                outcome.records.push(failed_record(cell, run, reason, cores, pinned));
             }
             RunEnd::Hung => {
                 let reason = format!(
@@ -223,9 +167,7 @@ fn run_cell(
                 );
                 progress.note(&format!("run {run} of {} hung: {reason}", cell.key));
                 *abandoned += 1;
-                outcome
-                    .records
-                    .push(failed_record(cell, run, reason, cores, pinned));
+                outcome.records.push(failed_record(cell, run, reason, cores, pinned));
                 break;
             }
         }
@@ -233,13 +175,7 @@ fn run_cell(
     outcome
 }
 
-fn failed_record(
-    cell: &Cell,
-    run: usize,
-    reason: String,
-    cores: &CorePlan,
-    pinned: bool,
-) -> RunRecord {
+fn failed_record(cell: &Cell, run: usize, reason: String, cores: &CorePlan, pinned: bool) -> RunRecord {
     let mut r = RunRecord::failed(cell.key.clone(), run, reason);
     r.oversubscribed = cores.oversubscribed;
     r.pinned = pinned;
@@ -262,12 +198,7 @@ pub fn run_matrix(
     }
     for (index, cell) in plan.cells.iter().enumerate() {
         progress.cell(index, plan.cells.len(), &cell.key);
-        let core_plan = pin::plan(
-            &cores,
-            cell.runtime.workers,
-            cell.workload.open_loop,
-            config.pin,
-        );
+        let core_plan = pin::plan(&cores, cell.runtime.workers, cell.workload.open_loop, config.pin);
         if core_plan.oversubscribed && results.oversubscribed_workers.is_empty() {
             progress.note(&format!(
                 "note: {} workers exceed the {} allowed cores; such cells are oversubscribed",
@@ -288,20 +219,11 @@ pub fn run_matrix(
         }
         if core_plan.loadgen_shares_cores && config.pin {
             results.add_note(
-                "load generator shares cores with the workers (not enough cores to keep it apart)"
-                    .to_string(),
+                "load generator shares cores with the workers (not enough cores to keep it apart)".to_string(),
             );
         }
-        let outcome = run_cell(
-            cell,
-            config,
-            &core_plan,
-            &progress,
-            &mut results.abandoned_runs,
-        );
-        results
-            .cells
-            .push(CellSummary::of(&outcome.key, &outcome.records));
+        let outcome = run_cell(cell, config, &core_plan, &progress, &mut results.abandoned_runs);
+        results.cells.push(CellSummary::of(&outcome.key, &outcome.records));
         results.records.extend(outcome.records.iter().cloned());
         for exporter in exporters.iter_mut() {
             exporter.cell(results, &outcome)?;

@@ -31,32 +31,19 @@ impl FromStr for Slo {
         };
         let metric = LatencyMetric::from_label(metric).with_context(|| {
             let allowed: Vec<_> = LatencyMetric::ALL.iter().map(|m| m.label()).collect();
-            format!(
-                "unknown metric `{}` in --slo `{text}`; allowed: {}",
-                metric.trim(),
-                allowed.join(", ")
-            )
+            format!("unknown metric `{}` in --slo `{text}`; allowed: {}", metric.trim(), allowed.join(", "))
         })?;
-        let bound =
-            parse_duration(bound).with_context(|| format!("bad bound in --slo `{text}`"))?;
+        let bound = parse_duration(bound).with_context(|| format!("bad bound in --slo `{text}`"))?;
         if bound.is_zero() {
             bail!("--slo `{text}`: the bound must be longer than zero");
         }
-        Ok(Slo {
-            metric,
-            threshold_us: bound.as_secs_f64() * US_PER_S,
-        })
+        Ok(Slo { metric, threshold_us: bound.as_secs_f64() * US_PER_S })
     }
 }
 
 impl fmt::Display for Slo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}<{}",
-            self.metric.label(),
-            crate::table::format_us(self.threshold_us)
-        )
+        write!(f, "{}<{}", self.metric.label(), crate::table::format_us(self.threshold_us))
     }
 }
 
@@ -100,18 +87,9 @@ mod tests {
     #[test]
     fn capacity_is_the_last_rate_before_the_first_violation() {
         let slo: Slo = "p99<1ms".parse().unwrap();
-        let points = [
-            (4000.0, 900.0),
-            (1000.0, 100.0),
-            (2000.0, 300.0),
-            (8000.0, 800.0),
-            (3000.0, 1500.0),
-        ];
+        let points = [(4000.0, 900.0), (1000.0, 100.0), (2000.0, 300.0), (8000.0, 800.0), (3000.0, 1500.0)];
         assert_eq!(slo.capacity(&points), Some(2000.0));
         assert_eq!(slo.capacity(&[(1000.0, 2000.0)]), None);
-        assert_eq!(
-            slo.capacity(&[(1000.0, 10.0), (2000.0, 20.0)]),
-            Some(2000.0)
-        );
+        assert_eq!(slo.capacity(&[(1000.0, 10.0), (2000.0, 20.0)]), Some(2000.0));
     }
 }

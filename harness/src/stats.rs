@@ -222,13 +222,7 @@ fn tie_correction(ranks: &[f64]) -> f64 {
 /// (Abramowitz & Stegun 7.1.26, absolute error < 1.5e-7).
 pub fn normal_upper_tail(z: f64) -> f64 {
     const P: f64 = 0.327_591_1;
-    const A: [f64; 5] = [
-        0.254_829_592,
-        -0.284_496_736,
-        1.421_413_741,
-        -1.453_152_027,
-        1.061_405_429,
-    ];
+    const A: [f64; 5] = [0.254_829_592, -0.284_496_736, 1.421_413_741, -1.453_152_027, 1.061_405_429];
     let x = z.abs() / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + P * x);
     let poly = A.iter().rev().fold(0.0, |acc, c| acc * t + c) * t;

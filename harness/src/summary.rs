@@ -37,32 +37,22 @@ impl CellSummary {
     /// Summarises the runs of one cell.
     pub fn of(key: &CellKey, records: &[RunRecord]) -> CellSummary {
         let ok: Vec<&RunRecord> = records.iter().filter(|r| r.status == Status::Ok).collect();
-        let mut errors: Vec<String> = records
-            .iter()
-            .filter(|r| r.status == Status::Failed)
-            .map(|r| r.error.clone())
-            .collect();
+        let mut errors: Vec<String> =
+            records.iter().filter(|r| r.status == Status::Failed).map(|r| r.error.clone()).collect();
         errors.sort();
         errors.dedup();
         let throughput: Vec<f64> = ok.iter().map(|r| r.throughput_per_s).collect();
         let offered: Vec<f64> = ok.iter().filter_map(|r| r.offered_per_s).collect();
         let mut latency_us = BTreeMap::new();
         for metric in LatencyMetric::ALL {
-            let values: Vec<f64> = ok
-                .iter()
-                .filter_map(|r| r.latency.map(|l| l.get(metric)))
-                .collect();
+            let values: Vec<f64> = ok.iter().filter_map(|r| r.latency.map(|l| l.get(metric))).collect();
             if let Some(s) = Summary::of(&values) {
                 latency_us.insert(metric.label(), s);
             }
         }
         let mut counters = BTreeMap::new();
         for name in counter_names() {
-            let values: Vec<f64> = ok
-                .iter()
-                .filter_map(|r| r.counter(name))
-                .map(|v| v as f64)
-                .collect();
+            let values: Vec<f64> = ok.iter().filter_map(|r| r.counter(name)).map(|v| v as f64).collect();
             if !values.is_empty() {
                 counters.insert(name, median(&values));
             }
@@ -101,19 +91,12 @@ pub fn summarise(records: &[RunRecord]) -> Vec<CellSummary> {
         }
         groups.entry(r.key.clone()).or_default().push(r.clone());
     }
-    order
-        .iter()
-        .map(|k| CellSummary::of(k, &groups[k]))
-        .collect()
+    order.iter().map(|k| CellSummary::of(k, &groups[k])).collect()
 }
 
 /// The cell that differs from `cell` only in running `baseline` (knobs
 /// ignored on the baseline side when it has none).
-pub fn baseline_cell<'a>(
-    cells: &'a [CellSummary],
-    cell: &CellSummary,
-    baseline: &str,
-) -> Option<&'a CellSummary> {
+pub fn baseline_cell<'a>(cells: &'a [CellSummary], cell: &CellSummary, baseline: &str) -> Option<&'a CellSummary> {
     cells.iter().find(|c| {
         c.key.scheduler == baseline
             && c.key.workers == cell.key.workers
@@ -136,10 +119,7 @@ pub struct Ratios {
 /// `cell`'s throughput and p99 relative to the same cell on `baseline`.
 pub fn ratios_to(cells: &[CellSummary], cell: &CellSummary, baseline: &str) -> Ratios {
     let Some(base) = baseline_cell(cells, cell, baseline) else {
-        return Ratios {
-            throughput: None,
-            p99: None,
-        };
+        return Ratios { throughput: None, p99: None };
     };
     let ratio = |mine: Option<f64>, theirs: Option<f64>| match (mine, theirs) {
         (Some(m), Some(t)) if t > 0.0 => Some(m / t),
@@ -147,10 +127,7 @@ pub fn ratios_to(cells: &[CellSummary], cell: &CellSummary, baseline: &str) -> R
     };
     let p99 = |c: &CellSummary| c.latency(LatencyMetric::P99).map(|s| s.median);
     Ratios {
-        throughput: ratio(
-            cell.throughput_per_s.map(|s| s.median),
-            base.throughput_per_s.map(|s| s.median),
-        ),
+        throughput: ratio(cell.throughput_per_s.map(|s| s.median), base.throughput_per_s.map(|s| s.median)),
         p99: ratio(p99(cell), p99(base)),
     }
 }
@@ -188,13 +165,8 @@ pub fn capacities(cells: &[CellSummary], slo: &Slo) -> Vec<Capacity> {
         let (Some(load), Some(value)) = (c.load_per_s(), c.latency(slo.metric)) else {
             continue;
         };
-        let series = (
-            c.key.scheduler.clone(),
-            c.key.workers,
-            c.key.workload.clone(),
-            c.key.knobs.clone(),
-            c.key.params.clone(),
-        );
+        let series =
+            (c.key.scheduler.clone(), c.key.workers, c.key.workload.clone(), c.key.knobs.clone(), c.key.params.clone());
         if !points.contains_key(&series) {
             order.push(series.clone());
         }
@@ -237,15 +209,8 @@ mod tests {
         let mut r = RunRecord::failed(key, run, String::new());
         r.status = Status::Ok;
         r.throughput_per_s = throughput;
-        let mut l = Latencies {
-            p50_us: 1.0,
-            p90_us: 1.0,
-            p99_us: 1.0,
-            p999_us: 1.0,
-            p9999_us: 1.0,
-            max_us: 1.0,
-            mean_us: 1.0,
-        };
+        let mut l =
+            Latencies { p50_us: 1.0, p90_us: 1.0, p99_us: 1.0, p999_us: 1.0, p9999_us: 1.0, max_us: 1.0, mean_us: 1.0 };
         l.set(LatencyMetric::P99, p99_us);
         r.latency = Some(l);
         r
@@ -268,10 +233,7 @@ mod tests {
         let r = ratios_to(&cells, &cells[0], "tokio");
         assert_eq!((r.throughput, r.p99), (Some(101.0 / 50.0), Some(2.0)));
         assert_eq!(ratios_to(&cells, &cells[2], "tokio").throughput, None);
-        assert!(
-            cells[0].counters.is_empty(),
-            "failed() rows carry no counters"
-        );
+        assert!(cells[0].counters.is_empty(), "failed() rows carry no counters");
         let caps = capacities(&cells, &"p99<1ms".parse().unwrap());
         let a = caps.iter().find(|c| c.scheduler == "a").unwrap();
         assert_eq!((a.capacity_per_s, a.points), (Some(1000.0), 2));

@@ -54,12 +54,7 @@ impl Table {
     /// Aligned plain text.
     pub fn render_text(&self) -> String {
         let width = |i: usize| {
-            self.rows
-                .iter()
-                .map(|r| r[i].chars().count())
-                .chain([self.header[i].chars().count()])
-                .max()
-                .unwrap_or(0)
+            self.rows.iter().map(|r| r[i].chars().count()).chain([self.header[i].chars().count()]).max().unwrap_or(0)
         };
         let widths: Vec<usize> = (0..self.header.len()).map(width).collect();
         let line = |cells: &[String]| {
@@ -92,30 +87,18 @@ impl Table {
     /// A markdown table.
     pub fn render_markdown(&self) -> String {
         let esc = |s: &String| s.replace('|', "\\|");
-        let mut out = format!(
-            "| {} |\n",
-            self.header.iter().map(esc).collect::<Vec<_>>().join(" | ")
-        );
-        let align: Vec<&str> = self
-            .right
-            .iter()
-            .map(|r| if *r { "---:" } else { "---" })
-            .collect();
+        let mut out = format!("| {} |\n", self.header.iter().map(esc).collect::<Vec<_>>().join(" | "));
+        let align: Vec<&str> = self.right.iter().map(|r| if *r { "---:" } else { "---" }).collect();
         out.push_str(&format!("| {} |\n", align.join(" | ")));
         for r in &self.rows {
-            out.push_str(&format!(
-                "| {} |\n",
-                r.iter().map(esc).collect::<Vec<_>>().join(" | ")
-            ));
+            out.push_str(&format!("| {} |\n", r.iter().map(esc).collect::<Vec<_>>().join(" | ")));
         }
         out
     }
 }
 
 fn latency_cell(c: &CellSummary, metric: LatencyMetric) -> String {
-    c.latency(metric)
-        .map(|s| format_us(s.median))
-        .unwrap_or_else(|| BLANK.to_string())
+    c.latency(metric).map(|s| format_us(s.median)).unwrap_or_else(|| BLANK.to_string())
 }
 
 /// Which optional columns a result set needs.
@@ -135,17 +118,8 @@ fn non_empty_or_blank(text: &str) -> String {
 }
 
 /// One cell's row, in the column order of [`cells_table`].
-fn cell_row(
-    c: &CellSummary,
-    cells: &[CellSummary],
-    baseline: &str,
-    optional: &Optional,
-) -> Vec<String> {
-    let mut row = vec![
-        c.key.scheduler.clone(),
-        c.key.workers.to_string(),
-        c.key.workload.clone(),
-    ];
+fn cell_row(c: &CellSummary, cells: &[CellSummary], baseline: &str, optional: &Optional) -> Vec<String> {
+    let mut row = vec![c.key.scheduler.clone(), c.key.workers.to_string(), c.key.workload.clone()];
     if optional.knobs {
         row.push(non_empty_or_blank(&c.key.knobs));
     }
@@ -157,20 +131,11 @@ fn cell_row(
     }
     let thr = c.throughput_per_s.filter(|_| c.ok_runs > 0);
     row.push(or_blank(thr.map(|s| format_count(s.median))));
-    row.push(or_blank(
-        thr.map(|s| format!("{:.1}%", s.relative_spread() * PERCENT)),
-    ));
-    for m in [
-        LatencyMetric::P50,
-        LatencyMetric::P99,
-        LatencyMetric::P999,
-        LatencyMetric::Max,
-    ] {
+    row.push(or_blank(thr.map(|s| format!("{:.1}%", s.relative_spread() * PERCENT))));
+    for m in [LatencyMetric::P50, LatencyMetric::P99, LatencyMetric::P999, LatencyMetric::Max] {
         row.push(latency_cell(c, m));
     }
-    row.push(or_blank(
-        c.counters.get(STEALS_COUNTER).map(|v| format_count(*v)),
-    ));
+    row.push(or_blank(c.counters.get(STEALS_COUNTER).map(|v| format_count(*v))));
     let ratios = ratios_to(cells, c, baseline);
     for r in [ratios.throughput, ratios.p99] {
         row.push(or_blank(r.map(|r| format!("{r:.2}x"))));
@@ -191,29 +156,16 @@ pub fn cells_table(results: &Results) -> Table {
         failed: cells.iter().any(|c| c.failed_runs > 0),
     };
     let baseline = &results.settings.baseline_sched;
-    let mut columns: Vec<(String, bool)> = vec![
-        ("scheduler".into(), false),
-        ("workers".into(), true),
-        ("workload".into(), false),
-    ];
-    for (wanted, name, right) in [
-        (optional.knobs, "knobs", false),
-        (optional.params, "params", false),
-        (optional.load, "offered/s", true),
-    ] {
+    let mut columns: Vec<(String, bool)> =
+        vec![("scheduler".into(), false), ("workers".into(), true), ("workload".into(), false)];
+    for (wanted, name, right) in
+        [(optional.knobs, "knobs", false), (optional.params, "params", false), (optional.load, "offered/s", true)]
+    {
         if wanted {
             columns.push((name.into(), right));
         }
     }
-    for name in [
-        "throughput/s",
-        "spread",
-        "p50",
-        "p99",
-        "p99.9",
-        "max",
-        "steals",
-    ] {
+    for name in ["throughput/s", "spread", "p50", "p99", "p99.9", "max", "steals"] {
         columns.push((name.into(), true));
     }
     columns.push((format!("thr/{baseline}"), true));
@@ -224,10 +176,7 @@ pub fn cells_table(results: &Results) -> Table {
     Table {
         header: columns.iter().map(|c| c.0.clone()).collect(),
         right: columns.iter().map(|c| c.1).collect(),
-        rows: cells
-            .iter()
-            .map(|c| cell_row(c, cells, baseline, &optional))
-            .collect(),
+        rows: cells.iter().map(|c| cell_row(c, cells, baseline, &optional)).collect(),
     }
 }
 
@@ -238,15 +187,8 @@ pub fn capacity_table(results: &Results) -> Option<Table> {
     if caps.is_empty() {
         return None;
     }
-    let header = [
-        "scheduler",
-        "workers",
-        "workload",
-        "knobs",
-        &format!("capacity at {slo}"),
-        "highest offered",
-        "rates",
-    ];
+    let header =
+        ["scheduler", "workers", "workload", "knobs", &format!("capacity at {slo}"), "highest offered", "rates"];
     let rows = caps
         .iter()
         .map(|c| {
@@ -254,11 +196,7 @@ pub fn capacity_table(results: &Results) -> Option<Table> {
                 c.scheduler.clone(),
                 c.workers.to_string(),
                 c.workload.clone(),
-                if c.knobs.is_empty() {
-                    BLANK.to_string()
-                } else {
-                    c.knobs.clone()
-                },
+                if c.knobs.is_empty() { BLANK.to_string() } else { c.knobs.clone() },
                 c.capacity_per_s
                     .map(|r| format!("{}/s", format_count(r)))
                     .unwrap_or_else(|| "below lowest rate".to_string()),
@@ -283,11 +221,7 @@ pub fn legend(results: &Results) -> Vec<String> {
         runs = results.settings.runs,
         base = results.settings.baseline_sched
     )];
-    if !results
-        .cells
-        .iter()
-        .any(|c| c.key.scheduler == results.settings.baseline_sched)
-    {
+    if !results.cells.iter().any(|c| c.key.scheduler == results.settings.baseline_sched) {
         lines.push(format!(
             "no {0} cells in this matrix, so the ratio column is blank; add it with --sched ...,{0}",
             results.settings.baseline_sched
@@ -316,10 +250,7 @@ mod tests {
     fn text_and_markdown_rendering_align_columns() {
         let t = Table {
             header: vec!["a".into(), "num".into()],
-            rows: vec![
-                vec!["long-name".into(), "1".into()],
-                vec!["x|y".into(), "22".into()],
-            ],
+            rows: vec![vec!["long-name".into(), "1".into()], vec!["x|y".into(), "22".into()]],
             right: vec![false, true],
         };
         let text = t.render_text();

@@ -12,11 +12,7 @@ const TINY: &[&str] = &["--duration", "20ms", "--warmup", "0", "--runs", "1"];
 /// `extra` plus short settings, and `--workload yield-many` unless `extra`
 /// names a workload.
 fn with_tiny<'a>(extra: &[&'a str]) -> Vec<&'a str> {
-    let workload: &[&str] = if extra.contains(&"--workload") {
-        &[]
-    } else {
-        &["--workload", "yield-many"]
-    };
+    let workload: &[&str] = if extra.contains(&"--workload") { &[] } else { &["--workload", "yield-many"] };
     extra.iter().chain(workload).chain(TINY).copied().collect()
 }
 
@@ -26,15 +22,8 @@ fn rejects(name: &str, args: &[&str], needles: &[&str]) {
     let dir = scratch(name);
     let run = wsbench_in(&dir, args);
     run.failed().stderr_has(needles);
-    assert!(
-        run.stderr.starts_with("Error:") || run.stderr.starts_with("error:"),
-        "{}",
-        run.stderr
-    );
-    let left: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
+    assert!(run.stderr.starts_with("Error:") || run.stderr.starts_with("error:"), "{}", run.stderr);
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(left.is_empty(), "{name}: files left behind: {left:?}");
 }
 
@@ -52,50 +41,22 @@ fn unknown_names_list_the_valid_ones() {
     );
     rejects(
         "param",
-        &with_tiny(&[
-            "--sched",
-            "tokio",
-            "--param",
-            "colour=blue",
-            "--csv",
-            "x.csv",
-        ]),
+        &with_tiny(&["--sched", "tokio", "--param", "colour=blue", "--csv", "x.csv"]),
         &["`colour`", "yield-many:tasks"],
     );
     rejects(
         "knob",
-        &with_tiny(&[
-            "--sched",
-            "steal-half",
-            "--knob",
-            "turbo=on",
-            "--csv",
-            "x.csv",
-        ]),
+        &with_tiny(&["--sched", "steal-half", "--knob", "turbo=on", "--csv", "x.csv"]),
         &["`turbo`", "lifo", "steal"],
     );
     rejects(
         "knob-value",
-        &with_tiny(&[
-            "--sched",
-            "steal-half",
-            "--knob",
-            "lifo=maybe",
-            "--csv",
-            "x.csv",
-        ]),
+        &with_tiny(&["--sched", "steal-half", "--knob", "lifo=maybe", "--csv", "x.csv"]),
         &["`maybe`", "on|off"],
     );
     rejects(
         "knob-reference",
-        &with_tiny(&[
-            "--sched",
-            "steal-half,tokio",
-            "--knob",
-            "lifo=off",
-            "--csv",
-            "x.csv",
-        ]),
+        &with_tiny(&["--sched", "steal-half,tokio", "--knob", "lifo=off", "--csv", "x.csv"]),
         &["`tokio`", "reference"],
     );
     rejects(
@@ -103,21 +64,10 @@ fn unknown_names_list_the_valid_ones() {
         &with_tiny(&["--sched", "global", "--knob", "lifo=off", "--csv", "x.csv"]),
         &["`lifo`", "`global`", "steal-half"],
     );
-    rejects(
-        "baseline",
-        &with_tiny(&["--sched", "steal-half", "--baseline-sched", "tokyo"]),
-        &["`tokyo`", "tokio"],
-    );
+    rejects("baseline", &with_tiny(&["--sched", "steal-half", "--baseline-sched", "tokyo"]), &["`tokyo`", "tokio"]);
     rejects(
         "slo",
-        &with_tiny(&[
-            "--sched",
-            "steal-half",
-            "--workload",
-            "rpc-fanout",
-            "--slo",
-            "p42<1ms",
-        ]),
+        &with_tiny(&["--sched", "steal-half", "--workload", "rpc-fanout", "--slo", "p42<1ms"]),
         &["`p42`", "p99"],
     );
 }
@@ -129,46 +79,15 @@ fn bad_worker_lists_and_ranges() {
         &with_tiny(&["--sched", "steal-half", "--workers", "0", "--csv", "x.csv"]),
         &["--workers", "0", "at least 1"],
     );
-    rejects(
-        "workers-range0",
-        &with_tiny(&["--sched", "steal-half", "--workers", "0..=4"]),
-        &["`0..=4`", "at least 1"],
-    );
-    rejects(
-        "open-range",
-        &with_tiny(&["--sched", "steal-half", "--workers", "1.."]),
-        &["`1..`", "1..=128:pow2"],
-    );
-    rejects(
-        "empty-range",
-        &with_tiny(&["--sched", "steal-half", "--workers", "8..=2"]),
-        &["`8..=2`", "empty"],
-    );
-    rejects(
-        "empty-item",
-        &with_tiny(&["--sched", "steal-half", "--workers", "1,,2"]),
-        &["`1,,2`"],
-    );
-    rejects(
-        "bad-step",
-        &with_tiny(&["--sched", "steal-half", "--workers", "1..=8:pow3"]),
-        &["`:pow3`", ":pow2"],
-    );
-    rejects(
-        "word",
-        &with_tiny(&["--sched", "steal-half", "--workers", "many"]),
-        &["`many`"],
-    );
+    rejects("workers-range0", &with_tiny(&["--sched", "steal-half", "--workers", "0..=4"]), &["`0..=4`", "at least 1"]);
+    rejects("open-range", &with_tiny(&["--sched", "steal-half", "--workers", "1.."]), &["`1..`", "1..=128:pow2"]);
+    rejects("empty-range", &with_tiny(&["--sched", "steal-half", "--workers", "8..=2"]), &["`8..=2`", "empty"]);
+    rejects("empty-item", &with_tiny(&["--sched", "steal-half", "--workers", "1,,2"]), &["`1,,2`"]);
+    rejects("bad-step", &with_tiny(&["--sched", "steal-half", "--workers", "1..=8:pow3"]), &["`:pow3`", ":pow2"]);
+    rejects("word", &with_tiny(&["--sched", "steal-half", "--workers", "many"]), &["`many`"]);
     rejects(
         "rate0",
-        &with_tiny(&[
-            "--sched",
-            "steal-half",
-            "--workload",
-            "rpc-fanout",
-            "--rate",
-            "0,100",
-        ]),
+        &with_tiny(&["--sched", "steal-half", "--workload", "rpc-fanout", "--rate", "0,100"]),
         &["--rate", "0"],
     );
     rejects(
@@ -178,14 +97,7 @@ fn bad_worker_lists_and_ranges() {
     );
     rejects(
         "duration",
-        &[
-            "--sched",
-            "steal-half",
-            "--workload",
-            "yield-many",
-            "--duration",
-            "soon",
-        ],
+        &["--sched", "steal-half", "--workload", "yield-many", "--duration", "soon"],
         &["`soon`", "500ms"],
     );
 }
@@ -194,14 +106,7 @@ fn bad_worker_lists_and_ranges() {
 fn current_thread_with_more_workers_is_an_error_when_it_is_the_only_cell() {
     rejects(
         "ct",
-        &with_tiny(&[
-            "--sched",
-            "current-thread",
-            "--workers",
-            "4",
-            "--csv",
-            "x.csv",
-        ]),
+        &with_tiny(&["--sched", "current-thread", "--workers", "4", "--csv", "x.csv"]),
         &["current-thread", "4 workers", "exactly 1"],
     );
 }
@@ -237,10 +142,7 @@ fn a_read_only_directory_is_refused() {
         eprintln!("skipped: this user can write into a read-only directory");
         return;
     }
-    let run = wsbench_in(
-        &dir,
-        &with_tiny(&["--sched", "steal-half", "--csv", "locked/x.csv"]),
-    );
+    let run = wsbench_in(&dir, &with_tiny(&["--sched", "steal-half", "--csv", "locked/x.csv"]));
     run.failed().stderr_has(&["locked/x.csv"]);
     assert!(!Path::new(&locked.join("x.csv")).exists());
 }
@@ -250,19 +152,8 @@ fn an_existing_csv_with_another_header_is_left_alone() {
     let dir = scratch("schema");
     let foreign = "schema_version,when,what\n0,yesterday,something\n";
     std::fs::write(dir.join("old.csv"), foreign).unwrap();
-    let run = wsbench_in(
-        &dir,
-        &with_tiny(&["--sched", "steal-half", "--csv", "old.csv"]),
-    );
-    run.failed().stderr_has(&[
-        "refusing to append",
-        "old.csv",
-        "column 2 is `when`, expected `timestamp`",
-    ]);
-    assert_eq!(
-        std::fs::read_to_string(dir.join("old.csv")).unwrap(),
-        foreign,
-        "file untouched"
-    );
+    let run = wsbench_in(&dir, &with_tiny(&["--sched", "steal-half", "--csv", "old.csv"]));
+    run.failed().stderr_has(&["refusing to append", "old.csv", "column 2 is `when`, expected `timestamp`"]);
+    assert_eq!(std::fs::read_to_string(dir.join("old.csv")).unwrap(), foreign, "file untouched");
     assert!(run.stdout.is_empty(), "nothing ran:\n{}", run.stdout);
 }

@@ -7,7 +7,8 @@ use std::path::Path;
 
 use common::{scratch, wsbench_in};
 
-const HEADER: &str = "schema_version,timestamp,git_sha,host,cpu_model,logical_cpus,scheduler,workers,workload,knobs,run,duration_s,ops,\
+const HEADER: &str =
+    "schema_version,timestamp,git_sha,host,cpu_model,logical_cpus,scheduler,workers,workload,knobs,run,duration_s,ops,\
 throughput_per_s,offered_per_s,p50_us,p90_us,p99_us,p999_us,max_us,mean_us,status";
 
 /// One cell's runs: throughput per run; latencies scale with 1/throughput.
@@ -46,47 +47,22 @@ fn write(dir: &Path, name: &str, text: &str) {
 
 /// Five runs around `center` with relative spread `noise` (deterministic).
 fn runs(center: f64, noise: f64) -> Vec<f64> {
-    [-1.0, -0.5, 0.0, 0.5, 1.0]
-        .iter()
-        .map(|k| center * (1.0 + k * noise))
-        .collect()
+    [-1.0, -0.5, 0.0, 0.5, 1.0].iter().map(|k| center * (1.0 + k * noise)).collect()
 }
 
 fn one_cell(throughput: Vec<f64>) -> Vec<Cell<'static>> {
-    vec![Cell {
-        sched: "steal-half",
-        workers: 2,
-        workload: "yield-many",
-        throughput,
-    }]
+    vec![Cell { sched: "steal-half", workers: 2, workload: "yield-many", throughput }]
 }
 
 fn compare(dir: &Path, base: &[Cell<'_>], current: &[Cell<'_>]) -> common::Run {
     write(dir, "base.csv", &csv_text(1, "cpu-x", base));
     write(dir, "current.csv", &csv_text(1, "cpu-x", current));
-    wsbench_in(
-        dir,
-        &[
-            "compare",
-            "base.csv",
-            "current.csv",
-            "--json",
-            "report.json",
-            "--out",
-            "report.md",
-        ],
-    )
+    wsbench_in(dir, &["compare", "base.csv", "current.csv", "--json", "report.json", "--out", "report.md"])
 }
 
 fn verdict_of(dir: &Path, metric: &str) -> String {
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
-    let c = json["comparisons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["metric"] == metric)
-        .expect("metric compared");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    let c = json["comparisons"].as_array().unwrap().iter().find(|c| c["metric"] == metric).expect("metric compared");
     c["verdict"].as_str().unwrap().to_string()
 }
 
@@ -94,9 +70,7 @@ fn verdict_of(dir: &Path, metric: &str) -> String {
 fn identical_inputs_are_unchanged_everywhere() {
     let dir = scratch("cmp-same");
     let cells = one_cell(runs(1000.0, 0.01));
-    compare(&dir, &cells, &cells)
-        .code(0)
-        .stdout_has(&["**0 regressed, 0 improved, 5 unchanged**"]);
+    compare(&dir, &cells, &cells).code(0).stdout_has(&["**0 regressed, 0 improved, 5 unchanged**"]);
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(md.contains("| verdict | cell |"), "{md}");
 }
@@ -104,34 +78,20 @@ fn identical_inputs_are_unchanged_everywhere() {
 #[test]
 fn a_20_percent_drop_with_tight_runs_regresses() {
     let dir = scratch("cmp-drop");
-    let run = compare(
-        &dir,
-        &one_cell(runs(1000.0, 0.01)),
-        &one_cell(runs(800.0, 0.01)),
-    );
+    let run = compare(&dir, &one_cell(runs(1000.0, 0.01)), &one_cell(runs(800.0, 0.01)));
     run.code(1).stdout_has(&["regressed", "-20.0%"]);
     assert_eq!(verdict_of(&dir, "throughput_per_s"), "regressed");
     // Latency rose by 25%: beyond the tail floor too.
     assert_eq!(verdict_of(&dir, "p99_us"), "regressed");
     // Worst first: the first table row is a regression.
-    let first_row = run
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("| regressed") || l.starts_with("| unchanged"))
-        .unwrap();
+    let first_row = run.stdout.lines().find(|l| l.starts_with("| regressed") || l.starts_with("| unchanged")).unwrap();
     assert!(first_row.starts_with("| regressed"), "{first_row}");
 }
 
 #[test]
 fn an_improvement_is_not_a_regression() {
     let dir = scratch("cmp-up");
-    compare(
-        &dir,
-        &one_cell(runs(1000.0, 0.01)),
-        &one_cell(runs(1300.0, 0.01)),
-    )
-    .code(0)
-    .stdout_has(&["improved"]);
+    compare(&dir, &one_cell(runs(1000.0, 0.01)), &one_cell(runs(1300.0, 0.01))).code(0).stdout_has(&["improved"]);
     assert_eq!(verdict_of(&dir, "throughput_per_s"), "improved");
 }
 
@@ -147,15 +107,9 @@ fn a_20_percent_change_inside_heavy_noise_is_unchanged() {
 #[test]
 fn a_2_percent_change_with_tight_runs_is_below_the_floor() {
     let dir = scratch("cmp-small");
-    compare(
-        &dir,
-        &one_cell(runs(1000.0, 0.001)),
-        &one_cell(runs(980.0, 0.001)),
-    )
-    .code(0);
+    compare(&dir, &one_cell(runs(1000.0, 0.001)), &one_cell(runs(980.0, 0.001))).code(0);
     assert_eq!(verdict_of(&dir, "throughput_per_s"), "unchanged");
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
     let p = json["comparisons"][0]["p_value"].as_f64().unwrap();
     assert!(p < 0.05, "significant ({p}) yet below the 5% floor");
 }
@@ -164,19 +118,9 @@ fn a_2_percent_change_with_tight_runs_is_below_the_floor() {
 fn cells_in_one_file_only_are_listed() {
     let dir = scratch("cmp-only");
     let mut base = one_cell(runs(1000.0, 0.01));
-    base.push(Cell {
-        sched: "global",
-        workers: 2,
-        workload: "yield-many",
-        throughput: runs(10.0, 0.01),
-    });
+    base.push(Cell { sched: "global", workers: 2, workload: "yield-many", throughput: runs(10.0, 0.01) });
     let mut current = one_cell(runs(1000.0, 0.01));
-    current.push(Cell {
-        sched: "tokio",
-        workers: 4,
-        workload: "yield-many",
-        throughput: runs(10.0, 0.01),
-    });
+    current.push(Cell { sched: "tokio", workers: 4, workload: "yield-many", throughput: runs(10.0, 0.01) });
     compare(&dir, &base, &current).code(0).stdout_has(&[
         "Cells only in base",
         "global x2 yield-many",
@@ -191,45 +135,45 @@ fn schema_mismatch_and_broken_files_are_unusable() {
     let cells = one_cell(runs(1000.0, 0.01));
     write(&dir, "v1.csv", &csv_text(1, "cpu-x", &cells));
     write(&dir, "v0.csv", &csv_text(0, "cpu-x", &cells));
-    wsbench_in(&dir, &["compare", "v0.csv", "v1.csv"])
-        .code(2)
-        .stderr_has(&["schema versions", "v0.csv", "v1.csv"]);
+    wsbench_in(&dir, &["compare", "v0.csv", "v1.csv"]).code(2).stderr_has(&["schema versions", "v0.csv", "v1.csv"]);
 
     write(&dir, "empty.csv", "");
-    wsbench_in(&dir, &["compare", "empty.csv", "v1.csv"])
-        .code(2)
-        .stderr_has(&["empty.csv", "is empty"]);
-    wsbench_in(&dir, &["compare", "missing.csv", "v1.csv"])
-        .code(2)
-        .stderr_has(&["missing.csv"]);
+    wsbench_in(&dir, &["compare", "empty.csv", "v1.csv"]).code(2).stderr_has(&["empty.csv", "is empty"]);
+    wsbench_in(&dir, &["compare", "missing.csv", "v1.csv"]).code(2).stderr_has(&["missing.csv"]);
     write(&dir, "foreign.csv", "name,score\nbob,3\n");
-    wsbench_in(&dir, &["compare", "foreign.csv", "v1.csv"])
-        .code(2)
-        .stderr_has(&["foreign.csv", "line 1", "missing column `schema_version`"]);
+    wsbench_in(&dir, &["compare", "foreign.csv", "v1.csv"]).code(2).stderr_has(&[
+        "foreign.csv",
+        "line 1",
+        "missing column `schema_version`",
+    ]);
 
     let text = csv_text(1, "cpu-x", &cells);
     let truncated = &text[..text.len() - 20];
     write(&dir, "truncated.csv", truncated);
-    wsbench_in(&dir, &["compare", "v1.csv", "truncated.csv"])
-        .code(2)
-        .stderr_has(&["truncated.csv", "line 6", "fields"]);
+    wsbench_in(&dir, &["compare", "v1.csv", "truncated.csv"]).code(2).stderr_has(&[
+        "truncated.csv",
+        "line 6",
+        "fields",
+    ]);
 
-    write(
-        &dir,
+    write(&dir, "nan.csv", &text.replacen(",1000,1000,", ",1000,lots,", 1));
+    wsbench_in(&dir, &["compare", "v1.csv", "nan.csv"]).code(2).stderr_has(&[
         "nan.csv",
-        &text.replacen(",1000,1000,", ",1000,lots,", 1),
-    );
-    wsbench_in(&dir, &["compare", "v1.csv", "nan.csv"])
-        .code(2)
-        .stderr_has(&["nan.csv", "line 4", "column `throughput_per_s`", "`lots`"]);
+        "line 4",
+        "column `throughput_per_s`",
+        "`lots`",
+    ]);
 
     let mut dup = text.clone();
     dup.push_str(text.lines().nth(1).unwrap());
     dup.push('\n');
     write(&dir, "dup.csv", &dup);
-    wsbench_in(&dir, &["compare", "v1.csv", "dup.csv"])
-        .code(2)
-        .stderr_has(&["dup.csv", "line 7", "duplicate", "first at line 2"]);
+    wsbench_in(&dir, &["compare", "v1.csv", "dup.csv"]).code(2).stderr_has(&[
+        "dup.csv",
+        "line 7",
+        "duplicate",
+        "first at line 2",
+    ]);
 }
 
 #[test]
@@ -238,9 +182,7 @@ fn different_machines_warn_but_still_compare() {
     let cells = one_cell(runs(1000.0, 0.01));
     write(&dir, "a.csv", &csv_text(1, "cpu-x", &cells));
     write(&dir, "b.csv", &csv_text(1, "cpu-y", &cells));
-    wsbench_in(&dir, &["compare", "a.csv", "b.csv"])
-        .code(0)
-        .stderr_has(&["different CPU models", "cpu-x", "cpu-y"]);
+    wsbench_in(&dir, &["compare", "a.csv", "b.csv"]).code(0).stderr_has(&["different CPU models", "cpu-x", "cpu-y"]);
 }
 
 fn sweep() -> Vec<Cell<'static>> {
@@ -262,19 +204,12 @@ fn sweep() -> Vec<Cell<'static>> {
 fn plot_writes_svg_and_png_with_one_series_per_scheduler() {
     let dir = scratch("plot");
     write(&dir, "r.csv", &csv_text(1, "cpu-x", &sweep()));
-    let run = wsbench_in(
-        &dir,
-        &[
-            "plot", "r.csv", "--out", "charts", "--width", "640", "--height", "400",
-        ],
-    );
+    let run = wsbench_in(&dir, &["plot", "r.csv", "--out", "charts", "--width", "640", "--height", "400"]);
     run.ok();
     for name in ["yield-many-throughput", "yield-many-p99"] {
         let svg = std::fs::read_to_string(dir.join("charts").join(format!("{name}.svg"))).unwrap();
-        let lines = svg
-            .split("<polyline")
-            .filter(|p| p.split('>').next().unwrap().contains("stroke-width=\"2\""))
-            .count();
+        let lines =
+            svg.split("<polyline").filter(|p| p.split('>').next().unwrap().contains("stroke-width=\"2\"")).count();
         assert_eq!(lines, 3, "{name}: one line per scheduler");
         for sched in ["steal-half", "global", "tokio"] {
             assert!(
@@ -282,21 +217,13 @@ fn plot_writes_svg_and_png_with_one_series_per_scheduler() {
                 "{name}: legend lacks {sched}"
             );
         }
-        assert!(
-            svg.contains("worker threads (log2)") && svg.contains("cpu-x"),
-            "{name}: axis label and caption"
-        );
+        assert!(svg.contains("worker threads (log2)") && svg.contains("cpu-x"), "{name}: axis label and caption");
         let png = std::fs::File::open(dir.join("charts").join(format!("{name}.png"))).unwrap();
-        let mut reader = png::Decoder::new(std::io::BufReader::new(png))
-            .read_info()
-            .unwrap();
+        let mut reader = png::Decoder::new(std::io::BufReader::new(png)).read_info().unwrap();
         let mut buf = vec![0; reader.output_buffer_size()];
         let info = reader.next_frame(&mut buf).unwrap();
         assert_eq!((info.width, info.height), (640, 400));
-        assert!(
-            buf.iter().any(|b| *b != 255),
-            "{name}: the PNG is not blank"
-        );
+        assert!(buf.iter().any(|b| *b != 255), "{name}: the PNG is not blank");
     }
     let leftovers: Vec<_> = std::fs::read_dir(dir.join("charts"))
         .unwrap()
@@ -309,13 +236,11 @@ fn plot_writes_svg_and_png_with_one_series_per_scheduler() {
 #[test]
 fn plot_without_a_sweep_says_what_it_needs() {
     let dir = scratch("plot-none");
-    write(
-        &dir,
-        "one.csv",
-        &csv_text(1, "cpu-x", &one_cell(runs(1000.0, 0.01))),
-    );
-    wsbench_in(&dir, &["plot", "one.csv", "--out", "charts"])
-        .failed()
-        .stderr_has(&["nothing to plot", "--workers 1,2,4", "--rate"]);
+    write(&dir, "one.csv", &csv_text(1, "cpu-x", &one_cell(runs(1000.0, 0.01))));
+    wsbench_in(&dir, &["plot", "one.csv", "--out", "charts"]).failed().stderr_has(&[
+        "nothing to plot",
+        "--workers 1,2,4",
+        "--rate",
+    ]);
     assert!(!dir.join("charts").exists(), "no empty chart directory");
 }

@@ -14,18 +14,12 @@ use hdrhistogram::Histogram;
 use wsbench_schedulers::metrics::{COUNTER_NAMES, DRIVER_COUNTER_NAMES};
 
 /// DESIGN.md's column list, written out independently of the harness.
-const DESIGN_COLUMNS: &str = "schema_version, timestamp, git_sha, host, cpu_model, logical_cpus, scheduler, workers, workload, knobs, \
+const DESIGN_COLUMNS: &str =
+    "schema_version, timestamp, git_sha, host, cpu_model, logical_cpus, scheduler, workers, workload, knobs, \
      run, duration_s, ops, throughput_per_s, offered_per_s, p50_us, p90_us, p99_us, p999_us, max_us, mean_us";
 
 /// A small closed-loop workload and its size parameters.
-const TINY: &[&str] = &[
-    "--workload",
-    "yield-many",
-    "--param",
-    "tasks=20",
-    "--param",
-    "yields=50",
-];
+const TINY: &[&str] = &["--workload", "yield-many", "--param", "tasks=20", "--param", "yields=50"];
 const SHORT: &[&str] = &["--duration", "50ms", "--warmup", "10ms"];
 
 fn args<'a>(parts: &[&[&'a str]]) -> Vec<&'a str> {
@@ -38,58 +32,23 @@ fn run_writes_table_csv_json_and_hdr_logs() {
     let run = wsbench_in(
         &dir,
         &args(&[
-            &[
-                "--sched",
-                "steal-half,tokio,smol",
-                "--workers",
-                "1,2",
-                "--runs",
-                "2",
-            ],
+            &["--sched", "steal-half,tokio,smol", "--workers", "1,2", "--runs", "2"],
             TINY,
             SHORT,
-            &[
-                "--csv",
-                "out.csv",
-                "--json",
-                "out.json",
-                "--hdr-dir",
-                "hdr",
-                "--markdown",
-                "out.md",
-            ],
+            &["--csv", "out.csv", "--json", "out.json", "--hdr-dir", "hdr", "--markdown", "out.md"],
         ]),
     );
     run.ok();
 
     // The table: a header with the reader's columns, one row per cell.
     let table: Vec<&str> = run.stdout.lines().collect();
-    let header_line = table
-        .iter()
-        .position(|l| l.starts_with("scheduler"))
-        .expect("table header");
-    for column in [
-        "workers",
-        "workload",
-        "throughput/s",
-        "p50",
-        "p99",
-        "p99.9",
-        "max",
-        "steals",
-        "thr/tokio",
-        "p99/tokio",
-    ] {
-        assert!(
-            table[header_line].contains(column),
-            "missing `{column}` in {}",
-            table[header_line]
-        );
+    let header_line = table.iter().position(|l| l.starts_with("scheduler")).expect("table header");
+    for column in
+        ["workers", "workload", "throughput/s", "p50", "p99", "p99.9", "max", "steals", "thr/tokio", "p99/tokio"]
+    {
+        assert!(table[header_line].contains(column), "missing `{column}` in {}", table[header_line]);
     }
-    let rows: Vec<&&str> = table[header_line + 2..]
-        .iter()
-        .take_while(|l| l.contains("yield-many"))
-        .collect();
+    let rows: Vec<&&str> = table[header_line + 2..].iter().take_while(|l| l.contains("yield-many")).collect();
     assert_eq!(rows.len(), 6, "one row per cell:\n{}", run.stdout);
     assert!(
         rows.iter().filter(|r| r.starts_with("tokio")).all(|r| r
@@ -105,15 +64,8 @@ fn run_writes_table_csv_json_and_hdr_logs() {
     let (header, rows) = read_csv(&dir.join("out.csv"));
     let design: Vec<&str> = DESIGN_COLUMNS.split(", ").collect();
     assert_eq!(&header[..design.len()], design.as_slice());
-    let counters: Vec<&str> = COUNTER_NAMES
-        .iter()
-        .chain(DRIVER_COUNTER_NAMES)
-        .copied()
-        .collect();
-    assert_eq!(
-        &header[design.len()..design.len() + counters.len()],
-        counters.as_slice()
-    );
+    let counters: Vec<&str> = COUNTER_NAMES.iter().chain(DRIVER_COUNTER_NAMES).copied().collect();
+    assert_eq!(&header[design.len()..design.len() + counters.len()], counters.as_slice());
     assert!(header.iter().any(|h| h == "status") && header.iter().any(|h| h == "p9999_us"));
     assert_eq!(rows.len(), 6 * 2, "cells x runs");
     for row in &rows {
@@ -130,10 +82,7 @@ fn run_writes_table_csv_json_and_hdr_logs() {
                 assert!(polls.parse::<u64>().unwrap() > 0, "{row:?}");
                 for counter in COUNTER_NAMES.iter().chain(DRIVER_COUNTER_NAMES) {
                     let value = col(&header, row, counter);
-                    assert!(
-                        value.parse::<u64>().is_ok(),
-                        "steal-half reports {counter}: {row:?}"
-                    );
+                    assert!(value.parse::<u64>().is_ok(), "steal-half reports {counter}: {row:?}");
                 }
             }
             // tokio cannot report LIFO hits: blank, never a guessed zero.
@@ -145,58 +94,33 @@ fn run_writes_table_csv_json_and_hdr_logs() {
     }
 
     // The JSON: same runs plus the environment.
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
     assert_eq!(json["schema_version"], 1);
     assert!(json["environment"]["logical_cpus"].as_u64().unwrap() >= 1);
     assert!(
         json["environment"]["cpu_model"].is_string()
-            && json["environment"]["rustc"]
-                .as_str()
-                .unwrap()
-                .contains("rustc")
+            && json["environment"]["rustc"].as_str().unwrap().contains("rustc")
     );
     let cells = json["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 6);
-    assert_eq!(
-        cells
-            .iter()
-            .map(|c| c["runs"].as_array().unwrap().len())
-            .sum::<usize>(),
-        12
-    );
+    assert_eq!(cells.iter().map(|c| c["runs"].as_array().unwrap().len()).sum::<usize>(), 12);
     assert!(cells[0]["throughput_per_s"]["median"].as_f64().unwrap() > 0.0);
-    assert!(std::fs::read_to_string(dir.join("out.md"))
-        .unwrap()
-        .contains("| scheduler |"));
+    assert!(std::fs::read_to_string(dir.join("out.md")).unwrap().contains("| scheduler |"));
 
     // The HDR logs: one per cell, one interval per run, decodable.
-    let logs: Vec<_> = std::fs::read_dir(dir.join("hdr"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let logs: Vec<_> = std::fs::read_dir(dir.join("hdr")).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(logs.len(), 6, "{logs:?}");
-    let log = logs
-        .iter()
-        .find(|p| p.to_string_lossy().contains("steal-half_w2"))
-        .expect("steal-half x2 log");
+    let log = logs.iter().find(|p| p.to_string_lossy().contains("steal-half_w2")).expect("steal-half x2 log");
     let bytes = std::fs::read(log).unwrap();
     let mut runs = Vec::new();
     for entry in IntervalLogIterator::new(&bytes) {
         if let LogEntry::Interval(i) = entry.expect("well-formed log") {
-            let raw = base64::engine::general_purpose::STANDARD
-                .decode(i.encoded_histogram())
-                .unwrap();
-            let h: Histogram<u64> = Deserializer::new()
-                .deserialize(&mut Cursor::new(raw))
-                .unwrap();
+            let raw = base64::engine::general_purpose::STANDARD.decode(i.encoded_histogram()).unwrap();
+            let h: Histogram<u64> = Deserializer::new().deserialize(&mut Cursor::new(raw)).unwrap();
             runs.push((i.tag().map(|t| t.as_str().to_string()), h));
         }
     }
-    let corrected: Vec<_> = runs
-        .iter()
-        .filter(|(t, _)| t.as_deref().is_some_and(|t| t.starts_with("run")))
-        .collect();
+    let corrected: Vec<_> = runs.iter().filter(|(t, _)| t.as_deref().is_some_and(|t| t.starts_with("run"))).collect();
     assert_eq!(corrected.len(), 2, "one interval per run");
     assert!(corrected.iter().all(|(_, h)| !h.is_empty()));
     let p99_csv: f64 = rows
@@ -209,44 +133,22 @@ fn run_writes_table_csv_json_and_hdr_logs() {
         .map(|r| col(&header, r, "p99_us").parse().unwrap())
         .unwrap();
     let p99_log = corrected[0].1.value_at_quantile(0.99) as f64 / 1e3;
-    assert!(
-        (p99_log - p99_csv).abs() <= p99_csv * 0.01 + 0.001,
-        "log p99 {p99_log} vs csv {p99_csv}"
-    );
+    assert!((p99_log - p99_csv).abs() <= p99_csv * 0.01 + 0.001, "log p99 {p99_log} vs csv {p99_csv}");
 }
 
 #[test]
 fn run_is_the_default_subcommand_and_appends_to_a_matching_csv() {
     let dir = scratch("default");
-    let common = args(&[
-        &[
-            "--sched",
-            "steal-half",
-            "--workers",
-            "1",
-            "--runs",
-            "1",
-            "--csv",
-            "a.csv",
-            "-q",
-        ],
-        TINY,
-        SHORT,
-    ]);
+    let common =
+        args(&[&["--sched", "steal-half", "--workers", "1", "--runs", "1", "--csv", "a.csv", "-q"], TINY, SHORT]);
     wsbench_in(&dir, &common).ok();
     let mut explicit = vec!["run", "--pin"];
     explicit.extend(&common);
-    wsbench_in(&dir, &explicit)
-        .ok()
-        .stdout_has(&["steal-half", "yield-many"]);
+    wsbench_in(&dir, &explicit).ok().stdout_has(&["steal-half", "yield-many"]);
     let (header, rows) = read_csv(&dir.join("a.csv"));
     assert_eq!(rows.len(), 2, "second invocation appended one row");
     let pinned: Vec<&str> = rows.iter().map(|r| col(&header, r, "pinned")).collect();
-    assert_eq!(
-        pinned,
-        ["false", "true"],
-        "only the --pin run pinned its workers"
-    );
+    assert_eq!(pinned, ["false", "true"], "only the --pin run pinned its workers");
 }
 
 #[test]
@@ -255,31 +157,16 @@ fn single_worker_schedulers_are_skipped_above_one_worker() {
     let run = wsbench_in(
         &dir,
         &args(&[
-            &[
-                "--sched",
-                "current-thread,steal-half",
-                "--workers",
-                "1,2",
-                "--runs",
-                "1",
-                "--csv",
-                "s.csv",
-            ],
+            &["--sched", "current-thread,steal-half", "--workers", "1,2", "--runs", "1", "--csv", "s.csv"],
             TINY,
             SHORT,
         ]),
     );
-    run.ok()
-        .stdout_has(&["skipped current-thread with 2 workers"]);
+    run.ok().stdout_has(&["skipped current-thread with 2 workers"]);
     let (header, rows) = read_csv(&dir.join("s.csv"));
     let cells: Vec<(String, String)> = rows
         .iter()
-        .map(|r| {
-            (
-                col(&header, r, "scheduler").to_string(),
-                col(&header, r, "workers").to_string(),
-            )
-        })
+        .map(|r| (col(&header, r, "scheduler").to_string(), col(&header, r, "workers").to_string()))
         .collect();
     assert_eq!(cells.len(), 3, "{cells:?}");
     assert!(!cells.contains(&("current-thread".to_string(), "2".to_string())));
@@ -310,42 +197,18 @@ fn a_hung_cell_becomes_a_failed_row_and_the_matrix_continues() {
     );
     run.ok().stdout_has(&["failed"]);
     let (header, rows) = read_csv(&dir.join("h.csv"));
-    let hang: Vec<_> = rows
-        .iter()
-        .filter(|r| col(&header, r, "workload") == "hang")
-        .collect();
+    let hang: Vec<_> = rows.iter().filter(|r| col(&header, r, "workload") == "hang").collect();
     assert_eq!(hang.len(), 1, "the cell stops after its first hung run");
     assert_eq!(col(&header, hang[0], "status"), "failed");
-    assert!(
-        col(&header, hang[0], "error").contains("watchdog: no result after 1.0s"),
-        "{:?}",
-        hang[0]
-    );
+    assert!(col(&header, hang[0], "error").contains("watchdog: no result after 1.0s"), "{:?}", hang[0]);
     assert_eq!(col(&header, hang[0], "throughput_per_s"), "0.000");
-    assert_eq!(
-        col(&header, hang[0], "p99_us"),
-        "",
-        "no guessed latency for a failed run"
-    );
-    let after: Vec<_> = rows
-        .iter()
-        .filter(|r| col(&header, r, "workload") == "yield-many")
-        .collect();
+    assert_eq!(col(&header, hang[0], "p99_us"), "", "no guessed latency for a failed run");
+    let after: Vec<_> = rows.iter().filter(|r| col(&header, r, "workload") == "yield-many").collect();
     assert_eq!(after.len(), 2, "the matrix went on");
     assert!(after.iter().all(|r| col(&header, r, "status") == "ok"));
     // Rows measured while the hung run's threads live on say so.
-    assert!(
-        after
-            .iter()
-            .all(|r| col(&header, r, "notes").contains("1 abandoned hung run(s)")),
-        "{after:?}"
-    );
-    assert!(
-        run.stdout
-            .contains("1 run(s) hung and their threads were abandoned"),
-        "{}",
-        run.stdout
-    );
+    assert!(after.iter().all(|r| col(&header, r, "notes").contains("1 abandoned hung run(s)")), "{after:?}");
+    assert!(run.stdout.contains("1 run(s) hung and their threads were abandoned"), "{}", run.stdout);
 }
 
 #[test]
@@ -377,10 +240,7 @@ fn rate_sweep_reports_capacity_at_the_slo() {
     for r in &rows {
         let offered: f64 = col(&header, r, "offered_per_s").parse().unwrap();
         let wanted: f64 = col(&header, r, "rate_per_s").parse().unwrap();
-        assert!(
-            (offered - wanted).abs() <= wanted * 0.5,
-            "offered {offered} for rate {wanted}"
-        );
+        assert!((offered - wanted).abs() <= wanted * 0.5, "offered {offered} for rate {wanted}");
     }
 }
 

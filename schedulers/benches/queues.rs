@@ -93,10 +93,7 @@ fn thread_cpu_time() -> Duration {
     }
     /// From `<time.h>`.
     const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-    let mut now = Timespec {
-        seconds: 0,
-        nanoseconds: 0,
-    };
+    let mut now = Timespec { seconds: 0, nanoseconds: 0 };
     // SAFETY: `now` is a valid, writable `struct timespec` for the duration of
     // the call, and the C library linked by std provides `clock_gettime`.
     let status = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut now) };
@@ -137,9 +134,7 @@ fn bench_prepared<S>(
     prepare: fn(&mut S),
     op: impl Fn(&mut S),
 ) {
-    group.bench_function(id, |b| {
-        b.iter_custom(|iters| timed(iters, states, ops_per_state, prepare, &op))
-    });
+    group.bench_function(id, |b| b.iter_custom(|iters| timed(iters, states, ops_per_state, prepare, &op)));
 }
 
 /// Runs `iters` operations: `prepare` on every state (untimed), then, in one
@@ -217,10 +212,7 @@ fn owner(c: &mut Bench) {
         })
     });
     assert!(sink.0.borrow().is_empty(), "owner benchmark overflowed");
-    for (name, worker) in [
-        ("crossbeam_fifo", Worker::new_fifo()),
-        ("crossbeam_lifo", Worker::new_lifo()),
-    ] {
+    for (name, worker) in [("crossbeam_fifo", Worker::new_fifo()), ("crossbeam_lifo", Worker::new_lifo())] {
         group.bench_function(BenchmarkId::new(name, OWNER_BATCH), |b| {
             b.iter(|| {
                 crossbeam_push_pop(&worker, 0..OWNER_BATCH);
@@ -269,16 +261,9 @@ fn steal_one(c: &mut Bench) {
     let mut group = c.benchmark_group("steal_one");
     group.throughput(Throughput::Elements(1));
     let (mut ours, mut theirs) = (ours_pairs(), crossbeam_pairs());
-    bench_prepared(
-        &mut group,
-        "ours",
-        &mut ours,
-        SINGLE_STEALS_PER_FILL,
-        prepare_ours,
-        |(_, steal, dst)| {
-            black_box(steal.steal_into(dst, StealLimit::AtMost(1)));
-        },
-    );
+    bench_prepared(&mut group, "ours", &mut ours, SINGLE_STEALS_PER_FILL, prepare_ours, |(_, steal, dst)| {
+        black_box(steal.steal_into(dst, StealLimit::AtMost(1)));
+    });
     bench_prepared(
         &mut group,
         "crossbeam",
@@ -298,16 +283,9 @@ fn steal_batch(c: &mut Bench) {
     let mut group = c.benchmark_group("steal_batch");
     let (mut ours, mut theirs) = (ours_pairs(), crossbeam_pairs());
     group.throughput(Throughput::Elements(HALF as u64));
-    bench_prepared(
-        &mut group,
-        "half_of_256/ours",
-        &mut ours,
-        1,
-        prepare_ours,
-        |(_, steal, dst)| {
-            black_box(steal.steal_into(dst, StealLimit::Half));
-        },
-    );
+    bench_prepared(&mut group, "half_of_256/ours", &mut ours, 1, prepare_ours, |(_, steal, dst)| {
+        black_box(steal.steal_into(dst, StealLimit::Half));
+    });
     bench_prepared(
         &mut group,
         "half_of_256/crossbeam_batch_and_pop",
@@ -339,16 +317,9 @@ fn steal_batch(c: &mut Bench) {
             let _ = black_box(stealer.steal_batch_and_pop(dst));
         },
     );
-    bench_prepared(
-        &mut group,
-        "default_32/crossbeam_batch",
-        &mut theirs,
-        1,
-        prepare_crossbeam,
-        |(_, stealer, dst)| {
-            let _ = black_box(stealer.steal_batch(dst));
-        },
-    );
+    bench_prepared(&mut group, "default_32/crossbeam_batch", &mut theirs, 1, prepare_crossbeam, |(_, stealer, dst)| {
+        let _ = black_box(stealer.steal_batch(dst));
+    });
     group.finish();
 }
 

@@ -42,8 +42,7 @@ fn populated(now: u64) -> Wheel<()> {
     let mut w = Wheel::new();
     w.advance(now, |_| {});
     for _ in 0..POPULATION {
-        w.insert(now + 1 + rng.random_range(0..SPREAD_MS), ())
-            .expect("future deadline");
+        w.insert(now + 1 + rng.random_range(0..SPREAD_MS), ()).expect("future deadline");
     }
     w
 }
@@ -58,9 +57,7 @@ fn wheel_benches(c: &mut Criterion) {
         b.iter(|| {
             // Cycle deadlines through every level-0/level-1 slot.
             when = when % SPREAD_MS + 1;
-            let key = w
-                .insert(black_box(when + INSERT_AHEAD_MS), ())
-                .expect("future deadline");
+            let key = w.insert(black_box(when + INSERT_AHEAD_MS), ()).expect("future deadline");
             black_box(w.remove(key));
         })
     });
@@ -104,15 +101,10 @@ fn sleep_benches(c: &mut Criterion) {
     const YIELD_EVERY: u64 = 64;
 
     fn poll_once(s: &mut Sleep) -> bool {
-        Pin::new(s)
-            .poll(&mut Context::from_waker(Waker::noop()))
-            .is_pending()
+        Pin::new(s).poll(&mut Context::from_waker(Waker::noop())).is_pending()
     }
 
-    let rt = Builder::new(SchedulerKind::CurrentThread)
-        .workers(1)
-        .build()
-        .expect("runtime");
+    let rt = Builder::new(SchedulerKind::CurrentThread).workers(1).build().expect("runtime");
     // A realistic population in the runtime's wheel while measuring.
     let population: Vec<Sleep> = rt.block_on(async {
         let mut v = Vec::with_capacity(POPULATION);

@@ -79,7 +79,10 @@ fn measure<H>(name: &str, spawn: impl Fn(Recv) -> H) -> f64 {
 fn main() {
     let workers = 2;
     let ours = {
-        let rt = wsbench_schedulers::Builder::new(wsbench_schedulers::SchedulerKind::StealHalf).workers(workers).build().unwrap();
+        let rt = wsbench_schedulers::Builder::new(wsbench_schedulers::SchedulerKind::StealHalf)
+            .workers(workers)
+            .build()
+            .unwrap();
         measure("steal-half", |f| rt.spawn(f))
     };
     let tokio = {

@@ -149,8 +149,13 @@ fn main() {
     }
     let med = |i: usize, j: usize| median(results[i].iter().map(|s| s[j]).collect());
     let tokio_i = names.len() - 2;
-    println!("{rounds} interleaved rounds; medians over rounds; {SLEEPERS} sleeps of {SLEEP:?}; {ECHOES} echoes of {MSG} B");
-    println!("{:<18} {:>10} {:>10} {:>10} {:>10} {:>12}", "runtime", "late p50", "late p99", "rtt p50", "rtt p99", "rtt p50/tokio");
+    println!(
+        "{rounds} interleaved rounds; medians over rounds; {SLEEPERS} sleeps of {SLEEP:?}; {ECHOES} echoes of {MSG} B"
+    );
+    println!(
+        "{:<18} {:>10} {:>10} {:>10} {:>10} {:>12}",
+        "runtime", "late p50", "late p99", "rtt p50", "rtt p99", "rtt p50/tokio"
+    );
     for (i, (name, _)) in names.iter().enumerate() {
         println!(
             "{:<18} {:>8}us {:>8}us {:>8}us {:>8}us {:>12.2}",

@@ -135,9 +135,8 @@ impl BlockingPool {
         let handle = handle.clone();
         // Relaxed: a statistic.
         self.inner.spawned.fetch_add(1, Ordering::Relaxed);
-        let started = std::thread::Builder::new()
-            .name(inner.thread_name.clone())
-            .spawn(move || blocking_thread(inner, handle));
+        let started =
+            std::thread::Builder::new().name(inner.thread_name.clone()).spawn(move || blocking_thread(inner, handle));
         if started.is_err() {
             // Could not start a thread: the queued job waits for an existing
             // one; with none at all it is cancelled at shutdown.

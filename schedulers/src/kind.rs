@@ -46,7 +46,9 @@ impl SchedulerKind {
             SchedulerKind::Global => "one shared MPMC run queue; every push/pop goes through it",
             SchedulerKind::PerWorker => "private FIFO per worker, no stealing; remote spawns round-robin",
             SchedulerKind::StealOne => "Chase-Lev deque per worker (crossbeam-deque), thieves steal one task",
-            SchedulerKind::StealHalf => "tokio's design: 256-slot ring, LIFO slot, steal half, inject queue, searching throttle",
+            SchedulerKind::StealHalf => {
+                "tokio's design: 256-slot ring, LIFO slot, steal half, inject queue, searching throttle"
+            }
             SchedulerKind::CurrentThread => "one thread, plain VecDeque, no atomics on the local queue (--workers 1)",
         }
     }
@@ -70,10 +72,7 @@ impl FromStr for SchedulerKind {
     type Err = UnknownScheduler;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        SchedulerKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| UnknownScheduler { name: s.to_string() })
+        SchedulerKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| UnknownScheduler { name: s.to_string() })
     }
 }
 

@@ -140,17 +140,83 @@ pub struct KnobInfo {
 
 /// Every knob.
 pub const KNOBS: &[KnobInfo] = &[
-    KnobInfo { name: "lifo", default: "on", allowed: "on|off", about: "LIFO slot for tasks woken by a worker", applies_to: &[StealHalf] },
-    KnobInfo { name: "max-lifo-polls", default: "3", allowed: "integer 1..=1024", about: "consecutive LIFO-slot polls before the slot is bypassed", applies_to: &[StealHalf] },
-    KnobInfo { name: "global-interval", default: "adaptive", allowed: "adaptive|integer 1..=1024", about: "ticks between inject-queue-first checks (tokio: adaptive from 61)", applies_to: &[StealHalf, StealOne] },
-    KnobInfo { name: "steal", default: "half", allowed: "half|one|integer 1..=65536", about: "tasks taken per steal", applies_to: &[StealHalf] },
-    KnobInfo { name: "queue-capacity", default: "256", allowed: "power of two 4..=65536", about: "local ring slots per worker", applies_to: &[StealHalf] },
-    KnobInfo { name: "searching-limit", default: "half", allowed: "half|none", about: "at most half the workers search for work at once", applies_to: &[StealHalf, StealOne] },
-    KnobInfo { name: "idle", default: "park", allowed: "park|backoff", about: "idle worker parks at once, or spins and yields first", applies_to: &[Global, PerWorker, StealOne, StealHalf] },
-    KnobInfo { name: "inject", default: "mutex", allowed: "mutex|sharded", about: "one mutex inject queue, or one shard per 4 workers", applies_to: &[StealHalf] },
-    KnobInfo { name: "budget", default: "128", allowed: "off|integer 1..=1000000", about: "cooperative budget units per poll", applies_to: &[Global, PerWorker, StealOne, StealHalf, CurrentThread] },
-    KnobInfo { name: "victim", default: "random", allowed: "random|sequential", about: "first victim of a steal loop", applies_to: &[StealHalf, StealOne] },
-    KnobInfo { name: "event-interval", default: "61", allowed: "integer 1..=1024", about: "ticks between non-blocking I/O and timer driver polls", applies_to: &[Global, PerWorker, StealOne, StealHalf, CurrentThread] },
+    KnobInfo {
+        name: "lifo",
+        default: "on",
+        allowed: "on|off",
+        about: "LIFO slot for tasks woken by a worker",
+        applies_to: &[StealHalf],
+    },
+    KnobInfo {
+        name: "max-lifo-polls",
+        default: "3",
+        allowed: "integer 1..=1024",
+        about: "consecutive LIFO-slot polls before the slot is bypassed",
+        applies_to: &[StealHalf],
+    },
+    KnobInfo {
+        name: "global-interval",
+        default: "adaptive",
+        allowed: "adaptive|integer 1..=1024",
+        about: "ticks between inject-queue-first checks (tokio: adaptive from 61)",
+        applies_to: &[StealHalf, StealOne],
+    },
+    KnobInfo {
+        name: "steal",
+        default: "half",
+        allowed: "half|one|integer 1..=65536",
+        about: "tasks taken per steal",
+        applies_to: &[StealHalf],
+    },
+    KnobInfo {
+        name: "queue-capacity",
+        default: "256",
+        allowed: "power of two 4..=65536",
+        about: "local ring slots per worker",
+        applies_to: &[StealHalf],
+    },
+    KnobInfo {
+        name: "searching-limit",
+        default: "half",
+        allowed: "half|none",
+        about: "at most half the workers search for work at once",
+        applies_to: &[StealHalf, StealOne],
+    },
+    KnobInfo {
+        name: "idle",
+        default: "park",
+        allowed: "park|backoff",
+        about: "idle worker parks at once, or spins and yields first",
+        applies_to: &[Global, PerWorker, StealOne, StealHalf],
+    },
+    KnobInfo {
+        name: "inject",
+        default: "mutex",
+        allowed: "mutex|sharded",
+        about: "one mutex inject queue, or one shard per 4 workers",
+        applies_to: &[StealHalf],
+    },
+    KnobInfo {
+        name: "budget",
+        default: "128",
+        allowed: "off|integer 1..=1000000",
+        about: "cooperative budget units per poll",
+        applies_to: &[Global, PerWorker, StealOne, StealHalf, CurrentThread],
+    },
+    KnobInfo {
+        name: "victim",
+        default: "random",
+        allowed: "random|sequential",
+        about: "first victim of a steal loop",
+        applies_to: &[StealHalf, StealOne],
+    },
+    KnobInfo {
+        name: "event-interval",
+        default: "61",
+        allowed: "integer 1..=1024",
+        about: "ticks between non-blocking I/O and timer driver polls",
+        applies_to: &[Global, PerWorker, StealOne, StealHalf, CurrentThread],
+    },
 ];
 
 /// A knob that is unknown, has a bad value, or does not apply.
@@ -186,10 +252,7 @@ pub enum KnobError {
 
 /// Looks a knob up by name.
 pub fn knob_info(name: &str) -> Result<&'static KnobInfo, KnobError> {
-    KNOBS
-        .iter()
-        .find(|k| k.name == name)
-        .ok_or_else(|| KnobError::Unknown { name: name.to_string() })
+    KNOBS.iter().find(|k| k.name == name).ok_or_else(|| KnobError::Unknown { name: name.to_string() })
 }
 
 fn parse_int(info: &KnobInfo, value: &str, lo: u64, hi: u64) -> Result<u64, KnobError> {

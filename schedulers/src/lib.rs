@@ -12,17 +12,17 @@
 mod blocking;
 mod coop;
 mod driver;
-pub mod net;
-pub mod time;
 mod fairness;
 mod inject;
 mod kind;
 pub mod knobs;
 mod loom;
 pub mod metrics;
+pub mod net;
 mod policy;
 mod runtime;
 pub mod task;
+pub mod time;
 
 #[cfg(all(test, loom))]
 mod loom_tests;

@@ -37,12 +37,8 @@ where
             Err(e) => last_err = Some(e),
         }
     }
-    Err(last_err.unwrap_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "address resolved to no socket address",
-        )
-    }))
+    Err(last_err
+        .unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "address resolved to no socket address")))
 }
 
 /// A TCP socket listening for connections.
@@ -59,9 +55,7 @@ impl TcpListener {
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
         each_addr(addr, |a| async move {
             let listener = mio::net::TcpListener::bind(a)?;
-            Ok(TcpListener {
-                io: PollEvented::new(listener)?,
-            })
+            Ok(TcpListener { io: PollEvented::new(listener)? })
         })
         .await
     }
@@ -69,9 +63,7 @@ impl TcpListener {
     /// Adopts a bound, listening std listener (made non-blocking here).
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
         listener.set_nonblocking(true)?;
-        Ok(TcpListener {
-            io: PollEvented::new(mio::net::TcpListener::from_std(listener))?,
-        })
+        Ok(TcpListener { io: PollEvented::new(mio::net::TcpListener::from_std(listener))? })
     }
 
     /// Waits for the next connection. Errors from the system (for example
@@ -101,9 +93,7 @@ pub struct TcpStream {
 
 impl TcpStream {
     fn new(stream: mio::net::TcpStream) -> io::Result<TcpStream> {
-        Ok(TcpStream {
-            io: PollEvented::new(stream)?,
-        })
+        Ok(TcpStream { io: PollEvented::new(stream)? })
     }
 
     /// Connects to `addr` (non-blocking connect, completed on writability).
@@ -136,9 +126,7 @@ impl TcpStream {
             }
             match sock.peer_addr() {
                 Ok(_) => return Poll::Ready(Ok(())),
-                Err(e) if e.kind() == io::ErrorKind::NotConnected => {
-                    registration.clear_readiness(seen)
-                }
+                Err(e) if e.kind() == io::ErrorKind::NotConnected => registration.clear_readiness(seen),
                 Err(e) => return Poll::Ready(Err(e)),
             }
         }
@@ -155,8 +143,7 @@ impl TcpStream {
         if buf.is_empty() {
             return Poll::Ready(Ok(0));
         }
-        self.io
-            .poll_transfer(cx, Direction::Read, buf.len(), |mut s| s.read(buf))
+        self.io.poll_transfer(cx, Direction::Read, buf.len(), |mut s| s.read(buf))
     }
 
     /// Fills `buf` exactly; `UnexpectedEof` if the stream ends first.
@@ -185,20 +172,14 @@ impl TcpStream {
         if buf.is_empty() {
             return Poll::Ready(Ok(0));
         }
-        self.io
-            .poll_transfer(cx, Direction::Write, buf.len(), |mut s| s.write(buf))
+        self.io.poll_transfer(cx, Direction::Write, buf.len(), |mut s| s.write(buf))
     }
 
     /// Writes all of `buf`.
     pub async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
         while !buf.is_empty() {
             match self.write(buf).await? {
-                0 => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::WriteZero,
-                        "the stream accepted no bytes",
-                    ))
-                }
+                0 => return Err(io::Error::new(io::ErrorKind::WriteZero, "the stream accepted no bytes")),
                 n => buf = &buf[n..],
             }
         }

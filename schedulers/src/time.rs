@@ -30,9 +30,7 @@ const FAR_FUTURE: Duration = Duration::from_secs(60 * 60 * 24 * 365 * 30);
 /// that (and `now` itself only if it cannot hold either, which no supported
 /// platform's clock reaches).
 fn deadline_after(now: Instant, duration: Duration) -> Instant {
-    now.checked_add(duration)
-        .or_else(|| now.checked_add(FAR_FUTURE))
-        .unwrap_or(now)
+    now.checked_add(duration).or_else(|| now.checked_add(FAR_FUTURE)).unwrap_or(now)
 }
 
 /// Waits until `duration` has elapsed.
@@ -75,12 +73,7 @@ pub struct Sleep {
 
 impl Sleep {
     fn new(deadline: Instant) -> Sleep {
-        Sleep {
-            deadline,
-            state: State::Idle,
-            handle: None,
-            check_clock: true,
-        }
+        Sleep { deadline, state: State::Idle, handle: None, check_clock: true }
     }
 
     /// The instant this sleep completes at (or after).
@@ -113,14 +106,11 @@ impl Sleep {
             return Poll::Ready(());
         }
         ready!(coop::poll_proceed(cx));
-        if matches!(self.state, State::Idle) && self.check_clock && self.deadline <= Instant::now()
-        {
+        if matches!(self.state, State::Idle) && self.check_clock && self.deadline <= Instant::now() {
             self.state = State::Done;
             return Poll::Ready(());
         }
-        let handle = self
-            .handle
-            .get_or_insert_with(|| context::with_driver(Clone::clone));
+        let handle = self.handle.get_or_insert_with(|| context::with_driver(Clone::clone));
         let done = match self.state {
             State::Idle => match handle.register_timer(self.deadline, cx.waker()) {
                 Registered::Pending { key, .. } => {
@@ -170,18 +160,12 @@ impl From<Elapsed> for std::io::Error {
 /// (a ready future wins even against a zero duration), else `Err(Elapsed)`
 /// and the future is dropped.
 pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
-    Timeout {
-        future: future.into_future(),
-        sleep: sleep(duration),
-    }
+    Timeout { future: future.into_future(), sleep: sleep(duration) }
 }
 
 /// [`timeout`] with an absolute deadline.
 pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
-    Timeout {
-        future: future.into_future(),
-        sleep: sleep_until(deadline),
-    }
+    Timeout { future: future.into_future(), sleep: sleep_until(deadline) }
 }
 
 /// The future of [`timeout`].
@@ -241,14 +225,8 @@ pub fn interval(period: Duration) -> Interval {
 /// # Panics
 /// If `period` is zero.
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
-    assert!(
-        period > Duration::ZERO,
-        "interval period must be non-zero, got {period:?}"
-    );
-    Interval {
-        period,
-        sleep: sleep_until(start),
-    }
+    assert!(period > Duration::ZERO, "interval period must be non-zero, got {period:?}");
+    Interval { period, sleep: sleep_until(start) }
 }
 
 /// The ticker of [`interval`].

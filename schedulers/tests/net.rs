@@ -16,21 +16,14 @@ use wsbench_schedulers::{Builder, Runtime, SchedulerKind};
 fn configs() -> Vec<(SchedulerKind, usize)> {
     let mut out = Vec::new();
     for kind in SchedulerKind::ALL {
-        let workers: &[usize] = if kind == SchedulerKind::CurrentThread {
-            &[1]
-        } else {
-            &[1, 2, 8]
-        };
+        let workers: &[usize] = if kind == SchedulerKind::CurrentThread { &[1] } else { &[1, 2, 8] };
         out.extend(workers.iter().map(|&w| (kind, w)));
     }
     out
 }
 
 fn runtime(kind: SchedulerKind, workers: usize) -> Runtime {
-    Builder::new(kind)
-        .workers(workers)
-        .build()
-        .unwrap_or_else(|e| panic!("{kind} x{workers}: {e}"))
+    Builder::new(kind).workers(workers).build().unwrap_or_else(|e| panic!("{kind} x{workers}: {e}"))
 }
 
 const LOCALHOST: &str = "127.0.0.1:0";
@@ -74,25 +67,15 @@ async fn client(addr: SocketAddr, conn: usize) -> usize {
         };
         let out: Vec<u8> = (0..len).map(|i| pattern(conn, msg, i)).collect();
         stream.write_all(&out).await.expect("client write");
-        stream
-            .read_exact(&mut back[..len])
-            .await
-            .expect("client read");
+        stream.read_exact(&mut back[..len]).await.expect("client read");
         if let Some(i) = (0..len).find(|&i| back[i] != out[i]) {
-            panic!(
-                "connection {conn} message {msg}: byte {i} is {} not {}",
-                back[i], out[i]
-            );
+            panic!("connection {conn} message {msg}: byte {i} is {} not {}", back[i], out[i]);
         }
         total += len;
     }
     stream.shutdown(Shutdown::Write).unwrap();
     let mut end = [0u8; 1];
-    assert_eq!(
-        stream.read(&mut end).await.unwrap(),
-        0,
-        "echo server sent extra bytes"
-    );
+    assert_eq!(stream.read(&mut end).await.unwrap(), 0, "echo server sent extra bytes");
     total
 }
 
@@ -115,9 +98,7 @@ fn loopback_echo_every_byte_checked() {
                     e.await.expect("echo task");
                 }
             });
-            let clients: Vec<_> = (0..CONNECTIONS)
-                .map(|c| wsbench_schedulers::spawn(client(addr, c)))
-                .collect();
+            let clients: Vec<_> = (0..CONNECTIONS).map(|c| wsbench_schedulers::spawn(client(addr, c))).collect();
             let mut bytes = 0;
             for c in clients {
                 bytes += c.await.expect("client task");
@@ -126,10 +107,7 @@ fn loopback_echo_every_byte_checked() {
             bytes
         });
         assert!(bytes >= CONNECTIONS * MESSAGES, "{label}: {bytes} bytes");
-        assert!(
-            rt.metrics().driver.io_events > 0,
-            "{label}: no I/O events counted"
-        );
+        assert!(rt.metrics().driver.io_events > 0, "{label}: no I/O events counted");
     }
 }
 
@@ -148,11 +126,7 @@ fn bad_input_is_an_io_error_and_the_runtime_goes_on() {
             let closed_addr = closed.local_addr().unwrap();
             drop(closed);
             let refused = TcpStream::connect(closed_addr).await.unwrap_err();
-            assert_eq!(
-                refused.kind(),
-                ErrorKind::ConnectionRefused,
-                "{label}: {refused}"
-            );
+            assert_eq!(refused.kind(), ErrorKind::ConnectionRefused, "{label}: {refused}");
 
             // Peer reset: the server closes with unread data, so the kernel
             // sends RST rather than FIN.
@@ -212,20 +186,11 @@ fn shutdown_with_tasks_blocked_on_sockets_and_timers_does_not_hang() {
         });
         rt.shutdown_timeout(Duration::from_secs(10));
         // The tasks were dropped, so their sockets are closed.
-        peer.set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
+        peer.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         let mut buf = [0u8; 8];
-        assert_eq!(
-            peer.read(&mut buf).unwrap(),
-            0,
-            "{label}: accepted socket still open"
-        );
+        assert_eq!(peer.read(&mut buf).unwrap(), 0, "{label}: accepted socket still open");
         let refused = std::net::TcpStream::connect(addr).unwrap_err();
-        assert_eq!(
-            refused.kind(),
-            ErrorKind::ConnectionRefused,
-            "{label}: listener still open"
-        );
+        assert_eq!(refused.kind(), ErrorKind::ConnectionRefused, "{label}: listener still open");
     }
 }
 
@@ -248,13 +213,7 @@ fn accept_out_of_descriptors_is_an_error() {
     let script = format!(
         "ulimit -n {CHILD_FD_LIMIT} && exec \"$0\" accept_out_of_descriptors_is_an_error --exact --test-threads=1"
     );
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .arg(exe)
-        .env(EMFILE_CHILD, "1")
-        .output()
-        .unwrap();
+    let out = Command::new("sh").arg("-c").arg(script).arg(exe).env(EMFILE_CHILD, "1").output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success() && stdout.contains("1 passed"),
@@ -278,11 +237,7 @@ fn emfile_child() {
                     Err(e) => break e,
                 }
             };
-            assert_eq!(
-                exhausted.raw_os_error(),
-                Some(EMFILE),
-                "{label}: {exhausted}"
-            );
+            assert_eq!(exhausted.raw_os_error(), Some(EMFILE), "{label}: {exhausted}");
             hog.pop(); // one descriptor for the client
             let client = TcpStream::connect(addr).await.unwrap();
             for _ in 0..2 {
@@ -290,10 +245,7 @@ fn emfile_child() {
                 assert_eq!(err.raw_os_error(), Some(EMFILE), "{label}: {err}");
             }
             drop(hog);
-            let (server, _) = listener
-                .accept()
-                .await
-                .expect("the queued connection survives");
+            let (server, _) = listener.accept().await.expect("the queued connection survives");
             client.write_all(b"fd").await.unwrap();
             let mut got = [0u8; 2];
             server.read_exact(&mut got).await.unwrap();

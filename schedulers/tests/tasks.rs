@@ -175,7 +175,11 @@ fn block_on_inside_a_worker_panics_with_a_clear_message() {
     let msg = rt.block_on(rt.spawn(async move {
         let r = catch_unwind(AssertUnwindSafe(|| inner.block_on(async {})));
         let payload = r.expect_err("block_on on a worker must panic");
-        payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned()).unwrap()
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap()
     }));
     let msg = msg.unwrap();
     assert!(msg.contains("inside a worker thread"), "{msg}");
@@ -185,7 +189,11 @@ fn block_on_inside_a_worker_panics_with_a_clear_message() {
 fn spawn_without_a_runtime_panics_with_a_clear_message() {
     let r = catch_unwind(|| spawn(async {}));
     let payload = r.expect_err("spawn outside a runtime must panic");
-    let msg = payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned()).unwrap();
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap();
     assert!(msg.contains("no runtime is running on this thread"), "{msg}");
 }
 

@@ -18,21 +18,14 @@ use wsbench_schedulers::{Builder, Runtime, SchedulerKind};
 fn configs() -> Vec<(SchedulerKind, usize)> {
     let mut out = Vec::new();
     for kind in SchedulerKind::ALL {
-        let workers: &[usize] = if kind == SchedulerKind::CurrentThread {
-            &[1]
-        } else {
-            &[1, 2, 8]
-        };
+        let workers: &[usize] = if kind == SchedulerKind::CurrentThread { &[1] } else { &[1, 2, 8] };
         out.extend(workers.iter().map(|&w| (kind, w)));
     }
     out
 }
 
 fn runtime(kind: SchedulerKind, workers: usize) -> Runtime {
-    Builder::new(kind)
-        .workers(workers)
-        .build()
-        .unwrap_or_else(|e| panic!("{kind} x{workers}: {e}"))
+    Builder::new(kind).workers(workers).build().unwrap_or_else(|e| panic!("{kind} x{workers}: {e}"))
 }
 
 /// One global sequence of "registered" and "fired" events.
@@ -53,9 +46,7 @@ impl Wake for Probe {
 
     fn wake_by_ref(self: &Arc<Self>) {
         let seq = SEQ.fetch_add(1, Ordering::SeqCst);
-        let _ = self
-            .fired_seq
-            .compare_exchange(NOT_FIRED, seq, Ordering::SeqCst, Ordering::SeqCst);
+        let _ = self.fired_seq.compare_exchange(NOT_FIRED, seq, Ordering::SeqCst, Ordering::SeqCst);
         self.wakes.fetch_add(1, Ordering::SeqCst);
         if let Some(w) = self.task.lock().unwrap().as_ref() {
             w.wake_by_ref();
@@ -79,13 +70,7 @@ impl Probed {
             wakes: AtomicUsize::new(0),
             task: Mutex::new(None),
         });
-        Probed {
-            sleep,
-            waker: Waker::from(probe.clone()),
-            probe,
-            polls: 0,
-            immediate: false,
-        }
+        Probed { sleep, waker: Waker::from(probe.clone()), probe, polls: 0, immediate: false }
     }
 }
 
@@ -173,16 +158,12 @@ fn hundred_thousand_sleeps_fire_once_never_early_in_deadline_order() {
         let label = format!("{kind} x{workers}");
         let rt = runtime(kind, workers);
         let mut rng = StdRng::seed_from_u64(42);
-        let offsets: Vec<u64> = (0..SLEEPS)
-            .map(|_| rng.random_range(0..SPREAD_US))
-            .collect();
+        let offsets: Vec<u64> = (0..SLEEPS).map(|_| rng.random_range(0..SPREAD_US)).collect();
         let outcomes = rt.block_on(async move {
             let start = Instant::now();
             let handles: Vec<_> = offsets
                 .into_iter()
-                .map(|us| {
-                    wsbench_schedulers::spawn(probed_sleep(start + Duration::from_micros(us)))
-                })
+                .map(|us| wsbench_schedulers::spawn(probed_sleep(start + Duration::from_micros(us))))
                 .collect();
             let mut out = Vec::with_capacity(handles.len());
             for h in handles {
@@ -192,20 +173,12 @@ fn hundred_thousand_sleeps_fire_once_never_early_in_deadline_order() {
         });
         assert_eq!(outcomes.len(), SLEEPS);
         for o in &outcomes {
-            assert!(
-                o.done_at >= o.deadline,
-                "{label}: early by {:?}",
-                o.deadline - o.done_at
-            );
+            assert!(o.done_at >= o.deadline, "{label}: early by {:?}", o.deadline - o.done_at);
             assert!(o.wakes <= 1, "{label}: a timer fired {} times", o.wakes);
         }
         check_deadline_order(&outcomes, &label);
         let fired = outcomes.iter().filter(|o| !o.immediate).count() as u64;
-        assert_eq!(
-            rt.metrics().driver.timers_fired,
-            fired,
-            "{label}: timers_fired counter"
-        );
+        assert_eq!(rt.metrics().driver.timers_fired, fired, "{label}: timers_fired counter");
     }
 }
 
@@ -241,17 +214,9 @@ fn cancelled_timers_never_fire() {
             probes
         });
         for (_, p) in &probes {
-            assert_eq!(
-                p.wakes.load(Ordering::SeqCst),
-                0,
-                "{label}: a cancelled timer fired"
-            );
+            assert_eq!(p.wakes.load(Ordering::SeqCst), 0, "{label}: a cancelled timer fired");
         }
-        assert_eq!(
-            rt.metrics().driver.timers_fired,
-            1,
-            "{label}: only the final sleep fires"
-        );
+        assert_eq!(rt.metrics().driver.timers_fired, 1, "{label}: only the final sleep fires");
     }
 }
 
@@ -262,18 +227,10 @@ fn timeout_elapses_for_pending_and_passes_ready_values() {
         let rt = runtime(kind, workers);
         rt.block_on(async {
             let start = Instant::now();
-            let r: Result<u8, Elapsed> =
-                timeout(Duration::from_millis(5), std::future::pending()).await;
+            let r: Result<u8, Elapsed> = timeout(Duration::from_millis(5), std::future::pending()).await;
             assert!(r.is_err(), "{label}");
-            assert!(
-                start.elapsed() >= Duration::from_millis(5),
-                "{label}: elapsed early"
-            );
-            assert_eq!(
-                timeout(Duration::from_millis(5), async { 7 }).await,
-                Ok(7),
-                "{label}"
-            );
+            assert!(start.elapsed() >= Duration::from_millis(5), "{label}: elapsed early");
+            assert_eq!(timeout(Duration::from_millis(5), async { 7 }).await, Ok(7), "{label}");
             assert_eq!(timeout(Duration::ZERO, async { 8 }).await, Ok(8), "{label}");
             assert_eq!(timeout(Duration::MAX, async { 9 }).await, Ok(9), "{label}");
             let slow = timeout(Duration::from_millis(1), sleep(Duration::from_secs(60))).await;
@@ -319,10 +276,7 @@ fn zero_past_and_max_sleeps_are_well_defined() {
             sleep(Duration::ZERO).await;
             sleep_until(Instant::now() - Duration::from_secs(1)).await;
             let mut forever = sleep(Duration::MAX);
-            assert!(
-                forever.deadline() > Instant::now() + Duration::from_secs(60 * 60 * 24 * 365),
-                "{label}"
-            );
+            assert!(forever.deadline() > Instant::now() + Duration::from_secs(60 * 60 * 24 * 365), "{label}");
             let polled = Pin::new(&mut forever).poll(&mut Context::from_waker(Waker::noop()));
             assert!(polled.is_pending(), "{label}");
             assert!(!forever.is_elapsed(), "{label}");
@@ -353,10 +307,6 @@ fn shutdown_with_tasks_asleep_does_not_hang() {
             });
         }
         rt.shutdown_timeout(Duration::from_secs(10));
-        assert_eq!(
-            dropped.load(Ordering::SeqCst),
-            100,
-            "{kind} x{workers}: tasks not dropped"
-        );
+        assert_eq!(dropped.load(Ordering::SeqCst), 100, "{kind} x{workers}: tasks not dropped");
     }
 }

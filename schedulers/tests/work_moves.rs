@@ -68,7 +68,8 @@ fn per_worker_never_steals() {
 #[test]
 fn lifo_slot_serves_ping_pong_and_can_be_switched_off() {
     for lifo in ["on", "off"] {
-        let rt = wsbench_schedulers::Builder::new(SchedulerKind::StealHalf).workers(2).knob("lifo", lifo).build().unwrap();
+        let rt =
+            wsbench_schedulers::Builder::new(SchedulerKind::StealHalf).workers(2).knob("lifo", lifo).build().unwrap();
         rt.block_on(rt.spawn(async {
             for _ in 0..1000 {
                 // Spawned from a worker: goes to the LIFO slot when on.

@@ -29,17 +29,9 @@ fn kept_schedule(rt: &RuntimeSpec, threads: &str, rate: f64, opts: &RunOptions) 
     };
     let out = wsbench_workloads::run(rt, &w, opts).expect("ceiling run");
     let sent_per_s = out.sent as f64 / opts.duration.as_secs_f64();
-    let extra = |name: &str| {
-        out.extras
-            .iter()
-            .find(|(n, _)| n == name)
-            .map_or(f64::NAN, |e| e.1)
-    };
+    let extra = |name: &str| out.extras.iter().find(|(n, _)| n == name).map_or(f64::NAN, |e| e.1);
     let (p50, p99) = (extra("loadgen_lag_p50_us"), extra("loadgen_lag_p99_us"));
-    let unsent = out
-        .notes
-        .iter()
-        .any(|n| n.contains("never sent") && !n.contains(", 0 scheduled"));
+    let unsent = out.notes.iter().any(|n| n.contains("never sent") && !n.contains(", 0 scheduled"));
     println!(
         "offered {rate:>10.0}/s  sent {sent_per_s:>10.0}/s  completed {:>8}  lag p50 {p50:>9.1} us  p99 {p99:>9.1} us  unsent {unsent}",
         out.ops
@@ -52,21 +44,9 @@ fn main() {
     let sched = args.first().cloned().unwrap_or_else(|| "tokio".into());
     let workers: usize = args.get(1).map_or(2, |a| a.parse().expect("WORKERS"));
     let threads = args.get(2).cloned().unwrap_or_else(|| "1".into());
-    let ms: u64 = args
-        .get(3)
-        .map_or(1_000, |a| a.parse().expect("DURATION_MS"));
-    let rt = RuntimeSpec {
-        sched,
-        workers,
-        knobs: Vec::new(),
-        worker_cores: Vec::new(),
-        loadgen_cores: Vec::new(),
-    };
-    let opts = RunOptions {
-        duration: Duration::from_millis(ms),
-        warmup: Duration::from_millis(ms / 5),
-        seed: 7,
-    };
+    let ms: u64 = args.get(3).map_or(1_000, |a| a.parse().expect("DURATION_MS"));
+    let rt = RuntimeSpec { sched, workers, knobs: Vec::new(), worker_cores: Vec::new(), loadgen_cores: Vec::new() };
+    let opts = RunOptions { duration: Duration::from_millis(ms), warmup: Duration::from_millis(ms / 5), seed: 7 };
     let (mut good, mut bad) = (0.0, START_RATE);
     while kept_schedule(&rt, &threads, bad, &opts) {
         good = bad;
@@ -83,5 +63,8 @@ fn main() {
             bad = mid;
         }
     }
-    println!("ceiling on {} x{} with {threads} generator thread(s): {good:.0}/s kept, {bad:.0}/s slipped", rt.sched, rt.workers);
+    println!(
+        "ceiling on {} x{} with {threads} generator thread(s): {good:.0}/s kept, {bad:.0}/s slipped",
+        rt.sched, rt.workers
+    );
 }

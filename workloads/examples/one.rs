@@ -19,10 +19,7 @@ fn main() {
         worker_cores: Vec::new(),
         loadgen_cores: Vec::new(),
     };
-    let rate = args
-        .get(4)
-        .filter(|r| *r != "-")
-        .map(|r| r.parse().expect("RATE"));
+    let rate = args.get(4).filter(|r| *r != "-").map(|r| r.parse().expect("RATE"));
     let params = args
         .iter()
         .skip(5)
@@ -31,17 +28,9 @@ fn main() {
             (k.to_string(), v.to_string())
         })
         .collect();
-    let w = WorkloadSpec {
-        name: args[2].clone(),
-        params,
-        rate_per_s: rate,
-    };
+    let w = WorkloadSpec { name: args[2].clone(), params, rate_per_s: rate };
     let ms: u64 = args[3].parse().expect("DURATION_MS");
-    let opts = RunOptions {
-        duration: Duration::from_millis(ms),
-        warmup: Duration::from_millis(ms / 5),
-        seed: 1,
-    };
+    let opts = RunOptions { duration: Duration::from_millis(ms), warmup: Duration::from_millis(ms / 5), seed: 1 };
     match wsbench_workloads::run(&rt, &w, &opts) {
         Ok(out) => print_output(&rt, &w, &out),
         Err(e) => {
@@ -72,12 +61,7 @@ fn print_output(rt: &RuntimeSpec, w: &WorkloadSpec, out: &RunOutput) {
         out.schedule_slipped
     );
     if let Some(u) = &out.uncorrected_ns {
-        println!(
-            "  uncorrected p50 {:.1}us p99 {:.1}us max {:.1}us",
-            q(u, 0.5),
-            q(u, 0.99),
-            u.max() as f64 / 1e3
-        );
+        println!("  uncorrected p50 {:.1}us p99 {:.1}us max {:.1}us", q(u, 0.5), q(u, 0.99), u.max() as f64 / 1e3);
     }
     if let (Some(qw), Some(s)) = (&out.queue_wait_ns, &out.service_ns) {
         println!(
@@ -90,11 +74,5 @@ fn print_output(rt: &RuntimeSpec, w: &WorkloadSpec, out: &RunOutput) {
     }
     println!("  extras {:?}", out.extras);
     println!("  notes {:?}", out.notes);
-    println!(
-        "  counters {:?}",
-        out.counters
-            .iter()
-            .filter(|(_, v)| v.is_some())
-            .collect::<Vec<_>>()
-    );
+    println!("  counters {:?}", out.counters.iter().filter(|(_, v)| v.is_some()).collect::<Vec<_>>());
 }

@@ -18,33 +18,14 @@ const SEED: u64 = 42;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let workers: usize = args.first().map_or(2, |a| a.parse().expect("WORKERS"));
-    let ms: u64 = args
-        .get(1)
-        .map_or(1_000, |a| a.parse().expect("DURATION_MS"));
-    let scheds: Vec<String> = args
-        .get(2)
-        .map_or(DEFAULT_SCHEDS, |s| s.as_str())
-        .split(',')
-        .map(String::from)
-        .collect();
-    let only: Option<Vec<String>> = args
-        .get(3)
-        .map(|s| s.split(',').map(String::from).collect());
-    let opts = RunOptions {
-        duration: Duration::from_millis(ms),
-        warmup: Duration::from_millis(ms / 5),
-        seed: SEED,
-    };
+    let ms: u64 = args.get(1).map_or(1_000, |a| a.parse().expect("DURATION_MS"));
+    let scheds: Vec<String> = args.get(2).map_or(DEFAULT_SCHEDS, |s| s.as_str()).split(',').map(String::from).collect();
+    let only: Option<Vec<String>> = args.get(3).map(|s| s.split(',').map(String::from).collect());
+    let opts = RunOptions { duration: Duration::from_millis(ms), warmup: Duration::from_millis(ms / 5), seed: SEED };
     println!("| workload | scheduler | throughput/s | offered/s | p50 us | p99 us | p999 us | failed | slipped |");
     println!("|---|---|---:|---:|---:|---:|---:|---:|---|");
-    for w in wsbench_workloads::workloads()
-        .iter()
-        .filter(|w| w.in_default_suite)
-    {
-        if only
-            .as_ref()
-            .is_some_and(|o| !o.iter().any(|n| n == w.name))
-        {
+    for w in wsbench_workloads::workloads().iter().filter(|w| w.in_default_suite) {
+        if only.as_ref().is_some_and(|o| !o.iter().any(|n| n == w.name)) {
             continue;
         }
         for sched in &scheds {
@@ -55,17 +36,11 @@ fn main() {
                 worker_cores: Vec::new(),
                 loadgen_cores: Vec::new(),
             };
-            let spec = WorkloadSpec {
-                name: w.name.into(),
-                params: Vec::new(),
-                rate_per_s: None,
-            };
+            let spec = WorkloadSpec { name: w.name.into(), params: Vec::new(), rate_per_s: None };
             match wsbench_workloads::run(&rt, &spec, &opts) {
                 Ok(out) => {
                     let q = |p: f64| out.latency_ns.value_at_quantile(p) as f64 / 1e3;
-                    let offered = out
-                        .offered_per_s
-                        .map_or("-".to_string(), |r| format!("{r:.0}"));
+                    let offered = out.offered_per_s.map_or("-".to_string(), |r| format!("{r:.0}"));
                     println!(
                         "| {} | {} | {:.0} | {} | {:.1} | {:.1} | {:.1} | {} | {} |",
                         w.name,

@@ -21,10 +21,8 @@ pub enum ArrivalKind {
 }
 
 /// The `arrival` parameter's options.
-pub(crate) const ARRIVAL_KINDS: &[(&str, ArrivalKind)] = &[
-    ("poisson", ArrivalKind::Poisson),
-    ("uniform", ArrivalKind::Uniform),
-];
+pub(crate) const ARRIVAL_KINDS: &[(&str, ArrivalKind)] =
+    &[("poisson", ArrivalKind::Poisson), ("uniform", ArrivalKind::Uniform)];
 
 /// An infinite sequence of intended arrival offsets from the schedule's
 /// start, in nanoseconds, strictly increasing for `Uniform` and
@@ -41,10 +39,7 @@ impl Arrivals {
     /// A schedule at `rate_per_s` (> 0) whose first arrival is `phase_ns`
     /// after the start (plus one drawn gap for Poisson).
     pub fn new(kind: ArrivalKind, rate_per_s: f64, phase_ns: f64, seed: u64) -> Arrivals {
-        assert!(
-            rate_per_s.is_finite() && rate_per_s > 0.0,
-            "rate must be validated before scheduling: {rate_per_s}"
-        );
+        assert!(rate_per_s.is_finite() && rate_per_s > 0.0, "rate must be validated before scheduling: {rate_per_s}");
         let mut a = Arrivals {
             kind,
             mean_gap_ns: NS_PER_S / rate_per_s,
@@ -104,9 +99,7 @@ mod tests {
             .enumerate()
             .map(|(i, &g)| {
                 let cdf = 1.0 - (-g / mean).exp();
-                (cdf - i as f64 / n)
-                    .abs()
-                    .max(((i + 1) as f64 / n - cdf).abs())
+                (cdf - i as f64 / n).abs().max(((i + 1) as f64 / n - cdf).abs())
             })
             .fold(0.0, f64::max)
     }
@@ -117,16 +110,10 @@ mod tests {
     #[test]
     fn poisson_gaps_pass_an_exponential_check() {
         let rate = 20_000.0;
-        let gaps = gaps(
-            &mut Arrivals::new(ArrivalKind::Poisson, rate, 0.0, SEED),
-            DRAWS,
-        );
+        let gaps = gaps(&mut Arrivals::new(ArrivalKind::Poisson, rate, 0.0, SEED), DRAWS);
         let mean_gap = NS_PER_S / rate;
         let mean = gaps.iter().sum::<f64>() / DRAWS as f64;
-        assert!(
-            (mean - mean_gap).abs() < 0.01 * mean_gap,
-            "mean gap {mean} ns vs {mean_gap}"
-        );
+        assert!((mean - mean_gap).abs() < 0.01 * mean_gap, "mean gap {mean} ns vs {mean_gap}");
         let d = ks_vs_exponential(gaps, mean_gap);
         let crit = KS_COEFF_ALPHA_001 / (DRAWS as f64).sqrt();
         assert!(d < crit, "KS statistic {d} >= critical {crit}");
@@ -135,21 +122,12 @@ mod tests {
     #[test]
     fn the_exponential_check_rejects_uniform_gaps() {
         let rate = 20_000.0;
-        let gaps = gaps(
-            &mut Arrivals::new(ArrivalKind::Uniform, rate, 0.0, SEED),
-            DRAWS,
-        );
+        let gaps = gaps(&mut Arrivals::new(ArrivalKind::Uniform, rate, 0.0, SEED), DRAWS);
         let mean_gap = NS_PER_S / rate;
-        assert!(
-            gaps.iter().all(|&g| (g - mean_gap).abs() <= 1.0),
-            "uniform gaps must be constant"
-        );
+        assert!(gaps.iter().all(|&g| (g - mean_gap).abs() <= 1.0), "uniform gaps must be constant");
         let d = ks_vs_exponential(gaps, mean_gap);
         let crit = KS_COEFF_ALPHA_001 / (DRAWS as f64).sqrt();
-        assert!(
-            d > 10.0 * crit,
-            "constant gaps passed the exponential check: D = {d}"
-        );
+        assert!(d > 10.0 * crit, "constant gaps passed the exponential check: D = {d}");
     }
 
     #[test]
@@ -159,12 +137,7 @@ mod tests {
         let per_thread = rate / threads as f64;
         let mut all: Vec<u64> = (0..threads)
             .flat_map(|i| {
-                let mut a = Arrivals::new(
-                    ArrivalKind::Uniform,
-                    per_thread,
-                    i as f64 * NS_PER_S / rate,
-                    SEED,
-                );
+                let mut a = Arrivals::new(ArrivalKind::Uniform, per_thread, i as f64 * NS_PER_S / rate, SEED);
                 (0..5).map(move |_| a.next_offset_ns())
             })
             .collect();

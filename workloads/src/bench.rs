@@ -75,10 +75,7 @@ struct Countdown {
 impl Countdown {
     fn new(n: u64) -> Arc<Countdown> {
         let n = usize::try_from(n).expect("bench sizes are validated to fit usize");
-        Arc::new(Countdown {
-            left: AtomicUsize::new(n),
-            done: Notify::new(),
-        })
+        Arc::new(Countdown { left: AtomicUsize::new(n), done: Notify::new() })
     }
 
     fn tick(&self) {
@@ -219,12 +216,7 @@ fn iteration<R: Rt>(rt: &R, b: &Bench) {
 
 /// Runs warm-up iterations (discarded), then measured ones until
 /// `opts.duration` is used; one histogram entry per iteration.
-pub(crate) fn run_bench<R: Rt>(
-    rt: &R,
-    b: &Bench,
-    opts: &RunOptions,
-    params: Vec<(String, String)>,
-) -> RunOutput {
+pub(crate) fn run_bench<R: Rt>(rt: &R, b: &Bench, opts: &RunOptions, params: Vec<(String, String)>) -> RunOutput {
     let sp = rt.spawner();
     let busy = Arc::new(AtomicBool::new(true));
     match b.shape {

@@ -26,8 +26,7 @@ pub static SCHEDULERS: &[SchedInfo] = &[
     },
     SchedInfo {
         name: "steal-half",
-        about:
-            "tokio's design: 256-slot ring, LIFO slot, steal half, inject queue, searching throttle",
+        about: "tokio's design: 256-slot ring, LIFO slot, steal half, inject queue, searching throttle",
         is_reference: false,
         single_worker_only: false,
     },
@@ -39,15 +38,13 @@ pub static SCHEDULERS: &[SchedInfo] = &[
     },
     SchedInfo {
         name: "tokio",
-        about:
-            "reference: tokio multi-thread runtime, same worker count, tokio's reactor and timer",
+        about: "reference: tokio multi-thread runtime, same worker count, tokio's reactor and timer",
         is_reference: true,
         single_worker_only: false,
     },
     SchedInfo {
         name: "tokio-current",
-        about:
-            "reference: tokio current-thread runtime driven by one dedicated thread (--workers 1)",
+        about: "reference: tokio current-thread runtime driven by one dedicated thread (--workers 1)",
         is_reference: true,
         single_worker_only: true,
     },
@@ -60,67 +57,37 @@ pub static SCHEDULERS: &[SchedInfo] = &[
 ];
 
 const fn p(name: &'static str, default: &'static str, about: &'static str) -> ParamInfo {
-    ParamInfo {
-        name,
-        default,
-        about,
-    }
+    ParamInfo { name, default, about }
 }
 
 // Parameters shared by open-loop workloads.
 const ARRIVAL: ParamInfo = p("arrival", "poisson", "inter-arrival times: poisson|uniform");
-const LOADGEN: ParamInfo = p(
-    "loadgen-threads",
-    "auto",
-    "load-generator threads (never runtime workers): auto = 1 per 16 workers, or 1..=256",
-);
-const CONNECTIONS: ParamInfo = p(
-    "connections",
-    "64",
-    "client TCP connections, one plain std thread each, one request in flight each: 1..=1024",
-);
-const STALL_MS: ParamInfo = p(
-    "stall-ms",
+const LOADGEN: ParamInfo =
+    p("loadgen-threads", "auto", "load-generator threads (never runtime workers): auto = 1 per 16 workers, or 1..=256");
+const CONNECTIONS: ParamInfo =
+    p("connections", "64", "client TCP connections, one plain std thread each, one request in flight each: 1..=1024");
+const STALL_MS: ParamInfo =
+    p("stall-ms", "0", "fault injection: block one worker once for this long at mid-run: 0..=60000 (0 = off)");
+const PANIC_EVERY: ParamInfo = p(
+    "panic-every",
     "0",
-    "fault injection: block one worker once for this long at mid-run: 0..=60000 (0 = off)",
+    "fault injection: every Nth request's handler panics (a failed request): 0 = never, else 1..=1e12",
 );
-const PANIC_EVERY: ParamInfo =
-    p("panic-every", "0", "fault injection: every Nth request's handler panics (a failed request): 0 = never, else 1..=1e12");
-const SERVICE: ParamInfo = p(
-    "service",
-    "exp",
-    "CPU service-time distribution (calibrated spinning): fixed|exp|bimodal|pareto",
-);
-const SERVICE_FIXED: ParamInfo = p(
-    "service",
-    "fixed",
-    "CPU service-time distribution (calibrated spinning): fixed|exp|bimodal|pareto",
-);
-const DOWNSTREAM: ParamInfo = p(
-    "downstream",
-    "exp",
-    "simulated downstream latency (a timer sleep): fixed|exp|bimodal|pareto",
-);
-const DOWNSTREAM_US: ParamInfo = p(
-    "downstream-us",
-    "1000",
-    "mean downstream latency in us: 0..=1e6",
-);
-const FANOUT: ParamInfo = p(
-    "fanout",
-    "8",
-    "subtasks per request: 0..=1024 (0 = no-op handler, for the load generator's ceiling)",
-);
+const SERVICE: ParamInfo =
+    p("service", "exp", "CPU service-time distribution (calibrated spinning): fixed|exp|bimodal|pareto");
+const SERVICE_FIXED: ParamInfo =
+    p("service", "fixed", "CPU service-time distribution (calibrated spinning): fixed|exp|bimodal|pareto");
+const DOWNSTREAM: ParamInfo =
+    p("downstream", "exp", "simulated downstream latency (a timer sleep): fixed|exp|bimodal|pareto");
+const DOWNSTREAM_US: ParamInfo = p("downstream-us", "1000", "mean downstream latency in us: 0..=1e6");
+const FANOUT: ParamInfo =
+    p("fanout", "8", "subtasks per request: 0..=1024 (0 = no-op handler, for the load generator's ceiling)");
 
 /// Parameters of `rpc-fanout`.
 const RPC_FANOUT: &[ParamInfo] = &[
     FANOUT,
     SERVICE,
-    p(
-        "service-us",
-        "10",
-        "mean CPU time per subtask in us: 0..=1e6 (one draw is at most 1 s)",
-    ),
+    p("service-us", "10", "mean CPU time per subtask in us: 0..=1e6 (one draw is at most 1 s)"),
     P_BIMODAL_P,
     P_BIMODAL_RATIO,
     P_PARETO_SHAPE,
@@ -148,11 +115,7 @@ const SKEWED: &[ParamInfo] = &[
 const TIMERS: &[ParamInfo] = &[
     DOWNSTREAM,
     DOWNSTREAM_US,
-    p(
-        "deadline-us",
-        "10000",
-        "deadline per request in us (a miss is a failed request): 1..=6e7",
-    ),
+    p("deadline-us", "10000", "deadline per request in us (a miss is a failed request): 1..=6e7"),
     P_BIMODAL_P,
     P_BIMODAL_RATIO,
     P_PARETO_SHAPE,
@@ -164,11 +127,7 @@ const TIMERS: &[ParamInfo] = &[
 
 const TCP_RPC: &[ParamInfo] = &[
     SERVICE_FIXED,
-    p(
-        "service-us",
-        "10",
-        "mean CPU time per request in us: 0..=1e6",
-    ),
+    p("service-us", "10", "mean CPU time per request in us: 0..=1e6"),
     P_BIMODAL_P,
     P_BIMODAL_RATIO,
     P_PARETO_SHAPE,
@@ -181,18 +140,10 @@ const TCP_RPC: &[ParamInfo] = &[
 const MIXED: &[ParamInfo] = &[
     p("fanout", "4", "subtasks per request: 0..=1024"),
     SERVICE,
-    p(
-        "service-us",
-        "10",
-        "mean CPU time per subtask in us: 0..=1e6",
-    ),
+    p("service-us", "10", "mean CPU time per subtask in us: 0..=1e6"),
     DOWNSTREAM,
     DOWNSTREAM_US,
-    p(
-        "deadline-us",
-        "20000",
-        "deadline on the fan-in in us (a miss is a failed request): 1..=6e7",
-    ),
+    p("deadline-us", "20000", "deadline on the fan-in in us (a miss is a failed request): 1..=6e7"),
     P_BIMODAL_P,
     P_BIMODAL_RATIO,
     P_PARETO_SHAPE,
@@ -202,40 +153,16 @@ const MIXED: &[ParamInfo] = &[
     PANIC_EVERY,
 ];
 
-const SPAWNS_10K: &[ParamInfo] = &[p(
-    "spawns",
-    "10000",
-    "tasks spawned per iteration: 1..=1e7 (tokio: 10000)",
-)];
-const BUSY_STALL: ParamInfo = p(
-    "stall-us",
-    "10",
-    "CPU time per background step in us: 0..=1e6 (tokio: 10)",
-);
+const SPAWNS_10K: &[ParamInfo] = &[p("spawns", "10000", "tasks spawned per iteration: 1..=1e7 (tokio: 10000)")];
+const BUSY_STALL: ParamInfo = p("stall-us", "10", "CPU time per background step in us: 0..=1e6 (tokio: 10)");
 const BUSY1: &[ParamInfo] = &[
-    p(
-        "spawns",
-        "10000",
-        "tasks spawned per iteration: 1..=1e7 (tokio: 10000)",
-    ),
-    p(
-        "busy-tasks",
-        "auto",
-        "background yield-and-burn tasks: auto = 2 x workers (tokio: 2 x 4), or 0..=100000",
-    ),
+    p("spawns", "10000", "tasks spawned per iteration: 1..=1e7 (tokio: 10000)"),
+    p("busy-tasks", "auto", "background yield-and-burn tasks: auto = 2 x workers (tokio: 2 x 4), or 0..=100000"),
     BUSY_STALL,
 ];
 const BUSY2: &[ParamInfo] = &[
-    p(
-        "spawns",
-        "1000",
-        "tasks spawned per iteration: 1..=1e7 (tokio: 1000)",
-    ),
-    p(
-        "busy-tasks",
-        "auto",
-        "background burn-and-respawn chains: auto = workers (tokio: 4), or 0..=100000",
-    ),
+    p("spawns", "1000", "tasks spawned per iteration: 1..=1e7 (tokio: 1000)"),
+    p("busy-tasks", "auto", "background burn-and-respawn chains: auto = workers (tokio: 4), or 0..=100000"),
     BUSY_STALL,
 ];
 const YIELD_MANY: &[ParamInfo] = &[
@@ -243,35 +170,12 @@ const YIELD_MANY: &[ParamInfo] = &[
     p("yields", "1000", "yields per task: 1..=1e7 (tokio: 1000)"),
 ];
 
-const fn bench(
-    name: &'static str,
-    about: &'static str,
-    params: &'static [ParamInfo],
-) -> WorkloadInfo {
-    WorkloadInfo {
-        name,
-        about,
-        open_loop: false,
-        in_default_suite: true,
-        params,
-        default_rate_per_worker: None,
-    }
+const fn bench(name: &'static str, about: &'static str, params: &'static [ParamInfo]) -> WorkloadInfo {
+    WorkloadInfo { name, about, open_loop: false, in_default_suite: true, params, default_rate_per_worker: None }
 }
 
-const fn open(
-    name: &'static str,
-    about: &'static str,
-    params: &'static [ParamInfo],
-    rate: f64,
-) -> WorkloadInfo {
-    WorkloadInfo {
-        name,
-        about,
-        open_loop: true,
-        in_default_suite: true,
-        params,
-        default_rate_per_worker: Some(rate),
-    }
+const fn open(name: &'static str, about: &'static str, params: &'static [ParamInfo], rate: f64) -> WorkloadInfo {
+    WorkloadInfo { name, about, open_loop: true, in_default_suite: true, params, default_rate_per_worker: Some(rate) }
 }
 
 /// Every workload, tokio's benches first.

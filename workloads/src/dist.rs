@@ -19,11 +19,8 @@ const MAX_SHAPE: f64 = 1_000.0;
 const NS_PER_US: f64 = 1_000.0;
 
 /// Parameter: fraction of slow draws of `bimodal`.
-pub const P_BIMODAL_P: ParamInfo = ParamInfo {
-    name: "bimodal-p",
-    default: "0.1",
-    about: "bimodal: fraction of slow draws, a number in (0, 1)",
-};
+pub const P_BIMODAL_P: ParamInfo =
+    ParamInfo { name: "bimodal-p", default: "0.1", about: "bimodal: fraction of slow draws, a number in (0, 1)" };
 /// Parameter: slow/fast ratio of `bimodal`.
 pub const P_BIMODAL_RATIO: ParamInfo = ParamInfo {
     name: "bimodal-ratio",
@@ -76,12 +73,8 @@ enum Kind {
     Pareto,
 }
 
-const KINDS: &[(&str, Kind)] = &[
-    ("fixed", Kind::Fixed),
-    ("exp", Kind::Exp),
-    ("bimodal", Kind::Bimodal),
-    ("pareto", Kind::Pareto),
-];
+const KINDS: &[(&str, Kind)] =
+    &[("fixed", Kind::Fixed), ("exp", Kind::Exp), ("bimodal", Kind::Bimodal), ("pareto", Kind::Pareto)];
 
 impl Dist {
     /// A distribution of mean `mean_ns` (parameters already validated).
@@ -92,27 +85,16 @@ impl Dist {
             Kind::Bimodal => {
                 // mean = (1 - p) f + p r f  =>  f = mean / (1 - p + p r)
                 let fast_ns = mean_ns / (1.0 - p_slow + p_slow * ratio);
-                Dist::Bimodal {
-                    fast_ns,
-                    slow_ns: fast_ns * ratio,
-                    p_slow,
-                }
+                Dist::Bimodal { fast_ns, slow_ns: fast_ns * ratio, p_slow }
             }
             // mean = alpha x_m / (alpha - 1)
-            Kind::Pareto => Dist::Pareto {
-                scale_ns: mean_ns * (shape - 1.0) / shape,
-                shape,
-            },
+            Kind::Pareto => Dist::Pareto { scale_ns: mean_ns * (shape - 1.0) / shape, shape },
         }
     }
 
     /// Reads `{kind_param}` and `{mean_param}` (microseconds) plus the
     /// shared shape parameters.
-    pub(crate) fn from_params(
-        p: &mut Params<'_>,
-        kind_param: &str,
-        mean_param: &str,
-    ) -> Result<Dist, Error> {
+    pub(crate) fn from_params(p: &mut Params<'_>, kind_param: &str, mean_param: &str) -> Result<Dist, Error> {
         let kind = p.choice(kind_param, KINDS)?;
         let mean_us = p.f64_in(mean_param, 0.0, MAX_MEAN_US)?;
         let p_slow = p.f64_open(P_BIMODAL_P.name, 0.0, 1.0)?;
@@ -126,11 +108,7 @@ impl Dist {
         match *self {
             Dist::Fixed { ns } => ns,
             Dist::Exp { mean_ns } => mean_ns,
-            Dist::Bimodal {
-                fast_ns,
-                slow_ns,
-                p_slow,
-            } => (1.0 - p_slow) * fast_ns + p_slow * slow_ns,
+            Dist::Bimodal { fast_ns, slow_ns, p_slow } => (1.0 - p_slow) * fast_ns + p_slow * slow_ns,
             Dist::Pareto { scale_ns, shape } => shape * scale_ns / (shape - 1.0),
         }
     }
@@ -140,11 +118,7 @@ impl Dist {
         let ns = match *self {
             Dist::Fixed { ns } => ns,
             Dist::Exp { mean_ns } => -mean_ns * open_unit(rng).ln(),
-            Dist::Bimodal {
-                fast_ns,
-                slow_ns,
-                p_slow,
-            } => {
+            Dist::Bimodal { fast_ns, slow_ns, p_slow } => {
                 if rng.random::<f64>() < p_slow {
                     slow_ns
                 } else {
@@ -182,38 +156,24 @@ mod tests {
         let mean_ns = 10_000.0;
         for (name, kind) in KINDS {
             let d = Dist::new(*kind, mean_ns, 0.1, 10.0, 3.0);
-            assert!(
-                (d.mean_ns() - mean_ns).abs() < 1e-6,
-                "{name}: analytic mean {}",
-                d.mean_ns()
-            );
+            assert!((d.mean_ns() - mean_ns).abs() < 1e-6, "{name}: analytic mean {}", d.mean_ns());
             // Pareto with alpha 3 has finite variance, so 200k draws pin the
             // mean to well within 3%; the others are tighter still.
             let m = sample_mean(d);
-            assert!(
-                (m - mean_ns).abs() < 0.03 * mean_ns,
-                "{name}: sample mean {m} vs {mean_ns}"
-            );
+            assert!((m - mean_ns).abs() < 0.03 * mean_ns, "{name}: sample mean {m} vs {mean_ns}");
         }
     }
 
     #[test]
     fn bimodal_has_two_values_in_the_stated_ratio() {
         let d = Dist::new(Kind::Bimodal, 1_900.0, 0.1, 10.0, 2.0);
-        let Dist::Bimodal {
-            fast_ns, slow_ns, ..
-        } = d
-        else {
-            panic!("{d:?}")
-        };
+        let Dist::Bimodal { fast_ns, slow_ns, .. } = d else { panic!("{d:?}") };
         assert_eq!((fast_ns, slow_ns), (1_000.0, 10_000.0));
     }
 
     #[test]
     fn draws_are_capped() {
-        let d = Dist::Fixed {
-            ns: 5.0 * MAX_SAMPLE_NS as f64,
-        };
+        let d = Dist::Fixed { ns: 5.0 * MAX_SAMPLE_NS as f64 };
         assert_eq!(d.sample(&mut SmallRng::seed_from_u64(SEED)), MAX_SAMPLE_NS);
     }
 }

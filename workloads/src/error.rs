@@ -34,9 +34,7 @@ pub enum Error {
     },
     /// A parameter value outside what the parameter allows, or a
     /// combination of values that describes an impossible distribution.
-    #[error(
-        "bad value `{value}` for parameter `{name}` of workload `{workload}`; allowed: {allowed}"
-    )]
+    #[error("bad value `{value}` for parameter `{name}` of workload `{workload}`; allowed: {allowed}")]
     BadParam {
         /// Workload name.
         workload: String,
@@ -109,9 +107,6 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Error {
-        Error::Io {
-            context: context.into(),
-            source,
-        }
+        Error::Io { context: context.into(), source }
     }
 }

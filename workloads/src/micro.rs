@@ -47,13 +47,7 @@ pub(crate) fn maybe_panic(req: &Request) {
 
 /// Spawns one subtask per draw of `service` (each spinning that long), the
 /// first one panicking when the request must; `true` when all succeeded.
-pub(crate) async fn fan_out<S: Spawner>(
-    sp: &S,
-    req: &Request,
-    n: u64,
-    service: Dist,
-    rng: &mut SmallRng,
-) -> bool {
+pub(crate) async fn fan_out<S: Spawner>(sp: &S, req: &Request, n: u64, service: Dist, rng: &mut SmallRng) -> bool {
     let joins: Vec<_> = (0..n)
         .map(|i| {
             let ns = service.sample(rng);
@@ -113,10 +107,7 @@ pub(crate) async fn timers_request<S: Spawner>(sp: S, req: Request, cfg: Timers)
         nanos(t0.elapsed().saturating_sub(wait))
     };
     match sp.timeout(cfg.deadline, downstream).await {
-        Some(late_ns) => Outcome {
-            aux_ns: Some(late_ns),
-            ..Outcome::OK
-        },
+        Some(late_ns) => Outcome { aux_ns: Some(late_ns), ..Outcome::OK },
         None => Outcome::MISSED,
     }
 }

@@ -130,21 +130,9 @@ pub(crate) struct Outcome {
 }
 
 impl Outcome {
-    pub const OK: Outcome = Outcome {
-        ok: true,
-        deadline_miss: false,
-        aux_ns: None,
-    };
-    pub const FAILED: Outcome = Outcome {
-        ok: false,
-        deadline_miss: false,
-        aux_ns: None,
-    };
-    pub const MISSED: Outcome = Outcome {
-        ok: false,
-        deadline_miss: true,
-        aux_ns: None,
-    };
+    pub const OK: Outcome = Outcome { ok: true, deadline_miss: false, aux_ns: None };
+    pub const FAILED: Outcome = Outcome { ok: false, deadline_miss: false, aux_ns: None };
+    pub const MISSED: Outcome = Outcome { ok: false, deadline_miss: true, aux_ns: None };
 }
 
 /// The message of an injected handler panic.
@@ -152,9 +140,7 @@ pub(crate) const INJECTED_PANIC: &str = "wsbench: injected handler panic (panic-
 
 /// SplitMix64 finaliser: decorrelates per-thread and per-request seeds.
 pub(crate) fn mix(seed: u64, k: u64) -> u64 {
-    let mut z = seed
-        ^ k.wrapping_add(0x9E37_79B9_7F4A_7C15)
-            .wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let mut z = seed ^ k.wrapping_add(0x9E37_79B9_7F4A_7C15).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
@@ -189,11 +175,7 @@ pub(crate) struct GenTotals {
 
 impl GenTotals {
     pub(crate) fn new() -> GenTotals {
-        GenTotals {
-            sent: 0,
-            skipped: 0,
-            lag: new_histogram(),
-        }
+        GenTotals { sent: 0, skipped: 0, lag: new_histogram() }
     }
 
     pub(crate) fn merge(&mut self, other: &GenTotals) {
@@ -212,12 +194,7 @@ pub(crate) fn schedule(spec: &LoadSpec, index: usize) -> Arrivals {
         ArrivalKind::Uniform => index as f64 * 1e9 / spec.rate_per_s,
         ArrivalKind::Poisson => 0.0,
     };
-    Arrivals::new(
-        spec.arrival,
-        per_thread,
-        phase_ns,
-        mix(spec.seed, index as u64),
-    )
+    Arrivals::new(spec.arrival, per_thread, phase_ns, mix(spec.seed, index as u64))
 }
 
 /// Counts the arrivals of `arrivals` still intended before `end`.
@@ -259,14 +236,7 @@ fn gen_thread(
         }
         let measured = intended >= w.measure_from;
         let must_panic = spec.panic_every != 0 && id % spec.panic_every == spec.panic_every - 1;
-        inject(Request {
-            id,
-            intended,
-            sent: now,
-            seed: mix(spec.seed, id),
-            measured,
-            must_panic,
-        });
+        inject(Request { id, intended, sent: now, seed: mix(spec.seed, id), measured, must_panic });
         if measured {
             totals.sent += 1;
             totals.lag.saturating_record(nanos(now - intended));
@@ -310,10 +280,7 @@ where
     F: Future<Output = Outcome>,
 {
     let first_poll = Instant::now();
-    let out = AssertUnwindSafe(handler)
-        .catch_unwind()
-        .await
-        .unwrap_or(Outcome::FAILED);
+    let out = AssertUnwindSafe(handler).catch_unwind().await.unwrap_or(Outcome::FAILED);
     let done = Instant::now();
     if req.measured {
         collector.with_local(|h| {
@@ -388,14 +355,7 @@ where
     };
     let histos = drain(&collector, totals.sent, w.drain_deadline(spec));
     let counters = counters_delta(&counters_start, &spawner.counters());
-    Ok(OpenReport {
-        histos,
-        gen: totals,
-        window: w,
-        counters,
-        notes: Vec::new(),
-        extras: Vec::new(),
-    })
+    Ok(OpenReport { histos, gen: totals, window: w, counters, notes: Vec::new(), extras: Vec::new() })
 }
 
 /// Waits until `sent` measured requests have finished or `deadline`
@@ -429,32 +389,25 @@ impl OpenReport {
             return;
         }
         for (suffix, q) in [("p50", 0.5), ("p99", 0.99)] {
-            self.extras
-                .push((format!("{name}_{suffix}_us"), us(h.value_at_quantile(q))));
+            self.extras.push((format!("{name}_{suffix}_us"), us(h.value_at_quantile(q))));
         }
         self.extras.push((format!("{name}_max_us"), us(h.max())));
     }
 
     /// The final result; unfinished requests count as failed.
     pub(crate) fn into_output(self, spec: &LoadSpec, params: Vec<(String, String)>) -> RunOutput {
-        let OpenReport {
-            histos: h,
-            gen,
-            window: w,
-            counters,
-            mut notes,
-            mut extras,
-        } = self;
+        let OpenReport { histos: h, gen, window: w, counters, mut notes, mut extras } = self;
         let finished = h.completed + h.failed;
         let unfinished = gen.sent.saturating_sub(finished);
         if unfinished > 0 {
-            notes.push(format!(
-                "{unfinished} requests had not finished when draining timed out; counted as failed"
-            ));
+            notes.push(format!("{unfinished} requests had not finished when draining timed out; counted as failed"));
         }
         let failed = h.failed + unfinished;
         if failed > 0 {
-            notes.push(format!("{failed} of {} requests failed (panicked handler, deadline miss, I/O error or unfinished)", gen.sent));
+            notes.push(format!(
+                "{failed} of {} requests failed (panicked handler, deadline miss, I/O error or unfinished)",
+                gen.sent
+            ));
         }
         let lag_p99 = gen.lag.value_at_quantile(0.99);
         let slipped = gen.skipped > 0 || lag_p99 > nanos(SLIP_LAG_P99);

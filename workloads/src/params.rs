@@ -16,26 +16,15 @@ pub(crate) struct Params<'a> {
 
 impl<'a> Params<'a> {
     /// Rejects unknown and repeated names.
-    pub(crate) fn new(
-        info: &'static WorkloadInfo,
-        given: &'a [(String, String)],
-    ) -> Result<Self, Error> {
+    pub(crate) fn new(info: &'static WorkloadInfo, given: &'a [(String, String)]) -> Result<Self, Error> {
         for (i, (name, _)) in given.iter().enumerate() {
             if !info.params.iter().any(|p| p.name == name) {
                 let allowed = if info.params.is_empty() {
                     "none (this workload has no parameters)".to_string()
                 } else {
-                    info.params
-                        .iter()
-                        .map(|p| p.name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    info.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
                 };
-                return Err(Error::UnknownParam {
-                    workload: info.name.into(),
-                    name: name.clone(),
-                    allowed,
-                });
+                return Err(Error::UnknownParam { workload: info.name.into(), name: name.clone(), allowed });
             }
             if given[..i].iter().any(|(n, _)| n == name) {
                 return Err(Error::BadParam {
@@ -46,11 +35,7 @@ impl<'a> Params<'a> {
                 });
             }
         }
-        Ok(Params {
-            info,
-            given,
-            resolved: Vec::new(),
-        })
+        Ok(Params { info, given, resolved: Vec::new() })
     }
 
     /// The workload's name.
@@ -63,13 +48,7 @@ impl<'a> Params<'a> {
             return v.as_str();
         }
         let info = self.info.params.iter().find(|p| p.name == name);
-        info.unwrap_or_else(|| {
-            panic!(
-                "workload `{}` reads undeclared parameter `{name}`",
-                self.info.name
-            )
-        })
-        .default
+        info.unwrap_or_else(|| panic!("workload `{}` reads undeclared parameter `{name}`", self.info.name)).default
     }
 
     fn remember(&mut self, name: &str, value: String) {
@@ -139,13 +118,7 @@ impl<'a> Params<'a> {
 
     /// An integer in `lo..=hi`, or `auto` which resolves to `auto_value`
     /// (recorded as the number it resolved to).
-    pub(crate) fn u64_or_auto(
-        &mut self,
-        name: &str,
-        lo: u64,
-        hi: u64,
-        auto_value: u64,
-    ) -> Result<u64, Error> {
+    pub(crate) fn u64_or_auto(&mut self, name: &str, lo: u64, hi: u64, auto_value: u64) -> Result<u64, Error> {
         let raw = self.raw(name);
         if raw == "auto" {
             self.remember(name, auto_value.to_string());
@@ -161,11 +134,7 @@ impl<'a> Params<'a> {
     }
 
     /// One of the named options.
-    pub(crate) fn choice<T: Copy>(
-        &mut self,
-        name: &str,
-        options: &[(&str, T)],
-    ) -> Result<T, Error> {
+    pub(crate) fn choice<T: Copy>(&mut self, name: &str, options: &[(&str, T)]) -> Result<T, Error> {
         let raw = self.raw(name);
         match options.iter().find(|(n, _)| *n == raw) {
             Some(&(_, v)) => {
@@ -173,11 +142,7 @@ impl<'a> Params<'a> {
                 Ok(v)
             }
             None => {
-                let allowed = options
-                    .iter()
-                    .map(|(n, _)| *n)
-                    .collect::<Vec<_>>()
-                    .join("|");
+                let allowed = options.iter().map(|(n, _)| *n).collect::<Vec<_>>().join("|");
                 Err(self.bad(name, raw, allowed))
             }
         }

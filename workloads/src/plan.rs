@@ -47,22 +47,11 @@ pub(crate) enum Which {
 
 /// Validates the runtime spec: name, worker count, knobs, core ids.
 pub(crate) fn which(rt: &RuntimeSpec) -> Result<Which, Error> {
-    let info = SCHEDULERS
-        .iter()
-        .find(|s| s.name == rt.sched)
-        .ok_or_else(|| Error::UnknownScheduler {
-            name: rt.sched.clone(),
-            allowed: SCHEDULERS
-                .iter()
-                .map(|s| s.name)
-                .collect::<Vec<_>>()
-                .join(", "),
-        })?;
-    let bad_workers = |allowed: String| Error::BadWorkers {
-        sched: rt.sched.clone(),
-        workers: rt.workers,
-        allowed,
-    };
+    let info = SCHEDULERS.iter().find(|s| s.name == rt.sched).ok_or_else(|| Error::UnknownScheduler {
+        name: rt.sched.clone(),
+        allowed: SCHEDULERS.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+    })?;
+    let bad_workers = |allowed: String| Error::BadWorkers { sched: rt.sched.clone(), workers: rt.workers, allowed };
     if info.single_worker_only && rt.workers != 1 {
         return Err(bad_workers("exactly 1 (single-threaded scheduler)".into()));
     }
@@ -75,10 +64,7 @@ pub(crate) fn which(rt: &RuntimeSpec) -> Result<Which, Error> {
         "tokio" => Which::Tokio,
         "tokio-current" => Which::TokioCurrent,
         "smol" => Which::Smol,
-        name => Which::Ours(
-            name.parse()
-                .expect("every non-reference name in SCHEDULERS is a SchedulerKind"),
-        ),
+        name => Which::Ours(name.parse().expect("every non-reference name in SCHEDULERS is a SchedulerKind")),
     };
     match which {
         Which::Ours(kind) => {
@@ -148,10 +134,9 @@ pub(crate) struct Plan {
 
 fn check_rate(rate: Option<f64>) -> Result<Option<f64>, Error> {
     match rate {
-        Some(r) if !(r.is_finite() && r > 0.0 && r <= MAX_RATE_PER_S) => Err(Error::BadRate {
-            value: r.to_string(),
-            max: MAX_RATE_PER_S,
-        }),
+        Some(r) if !(r.is_finite() && r > 0.0 && r <= MAX_RATE_PER_S) => {
+            Err(Error::BadRate { value: r.to_string(), max: MAX_RATE_PER_S })
+        }
         r => Ok(r),
     }
 }
@@ -159,27 +144,17 @@ fn check_rate(rate: Option<f64>) -> Result<Option<f64>, Error> {
 /// Validates the workload spec against the runtime's worker count.
 pub(crate) fn plan(rt: &RuntimeSpec, w: &WorkloadSpec) -> Result<Plan, Error> {
     let info: &'static WorkloadInfo =
-        WORKLOADS
-            .iter()
-            .find(|i| i.name == w.name)
-            .ok_or_else(|| Error::UnknownWorkload {
-                name: w.name.clone(),
-                allowed: WORKLOADS
-                    .iter()
-                    .map(|i| i.name)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })?;
+        WORKLOADS.iter().find(|i| i.name == w.name).ok_or_else(|| Error::UnknownWorkload {
+            name: w.name.clone(),
+            allowed: WORKLOADS.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
+        })?;
     let rate = check_rate(w.rate_per_s)?;
     let mut p = Params::new(info, &w.params)?;
     let mut notes = Vec::new();
     let work = match info.default_rate_per_worker {
         None => {
             if let Some(r) = rate {
-                notes.push(format!(
-                    "rate {r}/s ignored: `{}` is not an open-loop workload",
-                    info.name
-                ));
+                notes.push(format!("rate {r}/s ignored: `{}` is not an open-loop workload", info.name));
             }
             closed_work(&mut p, rt.workers)?
         }
@@ -188,21 +163,11 @@ pub(crate) fn plan(rt: &RuntimeSpec, w: &WorkloadSpec) -> Result<Plan, Error> {
             open_work(&mut p, rt.workers, rate_per_s)?
         }
     };
-    Ok(Plan {
-        work,
-        params: p.into_resolved(),
-        notes,
-    })
+    Ok(Plan { work, params: p.into_resolved(), notes })
 }
 
 fn closed_work(p: &mut Params<'_>, workers: usize) -> Result<Work, Error> {
-    let mut b = Bench {
-        shape: Shape::SpawnManyLocal,
-        size: 0,
-        yields: 0,
-        busy_tasks: 0,
-        stall: Duration::ZERO,
-    };
+    let mut b = Bench { shape: Shape::SpawnManyLocal, size: 0, yields: 0, busy_tasks: 0, stall: Duration::ZERO };
     let workers = workers as u64;
     let busy = |p: &mut Params<'_>, b: &mut Bench, auto: u64| -> Result<(), Error> {
         b.size = p.u64_in("spawns", 1, MAX_SPAWNS)?;
@@ -213,11 +178,8 @@ fn closed_work(p: &mut Params<'_>, workers: usize) -> Result<Work, Error> {
     match p.workload() {
         "hang" => return Ok(Work::Hang),
         "spawn-many-local" | "spawn-many-remote-idle" => {
-            b.shape = if p.workload() == "spawn-many-local" {
-                Shape::SpawnManyLocal
-            } else {
-                Shape::SpawnManyRemoteIdle
-            };
+            b.shape =
+                if p.workload() == "spawn-many-local" { Shape::SpawnManyLocal } else { Shape::SpawnManyRemoteIdle };
             b.size = p.u64_in("spawns", 1, MAX_SPAWNS)?;
         }
         "spawn-many-remote-busy1" => {
@@ -246,12 +208,7 @@ fn closed_work(p: &mut Params<'_>, workers: usize) -> Result<Work, Error> {
     Ok(Work::Bench(b))
 }
 
-fn load(
-    p: &mut Params<'_>,
-    workers: usize,
-    rate_per_s: f64,
-    over_tcp: bool,
-) -> Result<Load, Error> {
+fn load(p: &mut Params<'_>, workers: usize, rate_per_s: f64, over_tcp: bool) -> Result<Load, Error> {
     let arrival = p.choice("arrival", ARRIVAL_KINDS)?;
     let threads = if over_tcp {
         p.u64_in("connections", 1, MAX_CONNECTIONS)?
@@ -261,21 +218,11 @@ fn load(
     };
     let stall = Duration::from_millis(p.u64_in("stall-ms", 0, MAX_STALL_MS)?);
     let panic_every = p.u64_in("panic-every", 0, MAX_PANIC_EVERY)?;
-    Ok(Load {
-        rate_per_s,
-        arrival,
-        threads: threads as usize,
-        stall,
-        panic_every,
-    })
+    Ok(Load { rate_per_s, arrival, threads: threads as usize, stall, panic_every })
 }
 
 fn deadline(p: &mut Params<'_>) -> Result<Duration, Error> {
-    Ok(Duration::from_micros(p.u64_in(
-        "deadline-us",
-        1,
-        MAX_DEADLINE_US,
-    )?))
+    Ok(Duration::from_micros(p.u64_in("deadline-us", 1, MAX_DEADLINE_US)?))
 }
 
 fn open_work(p: &mut Params<'_>, workers: usize, rate_per_s: f64) -> Result<Work, Error> {
@@ -283,19 +230,11 @@ fn open_work(p: &mut Params<'_>, workers: usize, rate_per_s: f64) -> Result<Work
         "rpc-fanout" => {
             let fanout = p.u64_in("fanout", 0, MAX_FANOUT)?;
             let service = Dist::from_params(p, "service", "service-us")?;
-            Work::Fanout(
-                Fanout { fanout, service },
-                load(p, workers, rate_per_s, false)?,
-            )
+            Work::Fanout(Fanout { fanout, service }, load(p, workers, rate_per_s, false)?)
         }
         "skewed" => {
-            let injection = p.choice(
-                "mode",
-                &[
-                    ("one-worker", Injection::OneWorker),
-                    ("stragglers", Injection::Remote),
-                ],
-            )?;
+            let injection =
+                p.choice("mode", &[("one-worker", Injection::OneWorker), ("stragglers", Injection::Remote)])?;
             let service = Dist::from_params(p, "service", "service-us")?;
             let mut straggler_p = p.f64_open("straggler-p", 0.0, 1.0)?;
             let straggler_factor = p.f64_in("straggler-factor", 1.0, MAX_STRAGGLER_FACTOR)?;
@@ -303,42 +242,24 @@ fn open_work(p: &mut Params<'_>, workers: usize, rate_per_s: f64) -> Result<Work
                 straggler_p = 0.0;
             }
             Work::Skewed(
-                Skewed {
-                    service,
-                    straggler_p,
-                    straggler_factor,
-                },
+                Skewed { service, straggler_p, straggler_factor },
                 injection,
                 load(p, workers, rate_per_s, false)?,
             )
         }
         "timers" => {
             let downstream = Dist::from_params(p, "downstream", "downstream-us")?;
-            Work::Timers(
-                Timers {
-                    downstream,
-                    deadline: deadline(p)?,
-                },
-                load(p, workers, rate_per_s, false)?,
-            )
+            Work::Timers(Timers { downstream, deadline: deadline(p)? }, load(p, workers, rate_per_s, false)?)
         }
         "tcp-rpc" => {
             let service = Dist::from_params(p, "service", "service-us")?;
-            Work::Tcp(
-                Handler::Rpc(TcpRpc { service }),
-                load(p, workers, rate_per_s, true)?,
-            )
+            Work::Tcp(Handler::Rpc(TcpRpc { service }), load(p, workers, rate_per_s, true)?)
         }
         "mixed" => {
             let fanout = p.u64_in("fanout", 0, MAX_FANOUT)?;
             let service = Dist::from_params(p, "service", "service-us")?;
             let downstream = Dist::from_params(p, "downstream", "downstream-us")?;
-            let m = Mixed {
-                fanout,
-                service,
-                downstream,
-                deadline: deadline(p)?,
-            };
+            let m = Mixed { fanout, service, downstream, deadline: deadline(p)? };
             Work::Tcp(Handler::Mixed(m), load(p, workers, rate_per_s, true)?)
         }
         other => unreachable!("open workload `{other}` has no plan"),

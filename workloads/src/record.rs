@@ -24,8 +24,7 @@ pub const SIGNIFICANT_DIGITS: u8 = 3;
 
 /// A new latency histogram (1 ns .. [`MAX_TRACKABLE_NS`], 3 digits).
 pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS)
-        .expect("constant histogram bounds are valid")
+    Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS).expect("constant histogram bounds are valid")
 }
 
 pub(crate) fn nanos(d: Duration) -> u64 {
@@ -67,17 +66,9 @@ impl Histos {
     }
 
     /// Client-side view of a request: latency from intended and from sent.
-    pub(crate) fn record_client(
-        &mut self,
-        intended: Instant,
-        sent: Instant,
-        done: Instant,
-        ok: bool,
-    ) {
-        self.latency
-            .saturating_record(nanos(done.saturating_duration_since(intended)));
-        self.uncorrected
-            .saturating_record(nanos(done.saturating_duration_since(sent)));
+    pub(crate) fn record_client(&mut self, intended: Instant, sent: Instant, done: Instant, ok: bool) {
+        self.latency.saturating_record(nanos(done.saturating_duration_since(intended)));
+        self.uncorrected.saturating_record(nanos(done.saturating_duration_since(sent)));
         if ok {
             self.completed += 1;
         } else {
@@ -88,15 +79,12 @@ impl Histos {
 
     /// Server-side view of a request: queue wait and service time.
     pub(crate) fn record_server(&mut self, intended: Instant, first_poll: Instant, done: Instant) {
-        self.queue_wait
-            .saturating_record(nanos(first_poll.saturating_duration_since(intended)));
-        self.service
-            .saturating_record(nanos(done.saturating_duration_since(first_poll)));
+        self.queue_wait.saturating_record(nanos(first_poll.saturating_duration_since(intended)));
+        self.service.saturating_record(nanos(done.saturating_duration_since(first_poll)));
     }
 
     pub(crate) fn merge(&mut self, other: &Histos) {
-        let add =
-            |a: &mut Histogram<u64>, b: &Histogram<u64>| a.add(b).expect("histograms share bounds");
+        let add = |a: &mut Histogram<u64>, b: &Histogram<u64>| a.add(b).expect("histograms share bounds");
         add(&mut self.latency, &other.latency);
         add(&mut self.uncorrected, &other.uncorrected);
         add(&mut self.queue_wait, &other.queue_wait);
@@ -136,10 +124,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Collector {
     pub(crate) fn new() -> Arc<Collector> {
-        Arc::new(Collector {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            slots: Mutex::new(Vec::new()),
-        })
+        Arc::new(Collector { id: NEXT_ID.fetch_add(1, Ordering::Relaxed), slots: Mutex::new(Vec::new()) })
     }
 
     /// Runs `f` on the calling thread's own [`Histos`], creating and
@@ -207,16 +192,8 @@ mod tests {
         assert_eq!(c.finished(), 10);
         assert_eq!(m.latency.len(), 10);
         // Largest: k = 4 -> done at 8 ms after intended, 7 ms after sent.
-        assert!(
-            m.latency.equivalent(m.latency.max(), 8_000_000),
-            "{}",
-            m.latency.max()
-        );
-        assert!(
-            m.uncorrected.equivalent(m.uncorrected.max(), 7_000_000),
-            "{}",
-            m.uncorrected.max()
-        );
+        assert!(m.latency.equivalent(m.latency.max(), 8_000_000), "{}", m.latency.max());
+        assert!(m.uncorrected.equivalent(m.uncorrected.max(), 7_000_000), "{}", m.uncorrected.max());
     }
 
     #[test]

@@ -54,12 +54,7 @@ pub fn run(rt: &RuntimeSpec, w: &WorkloadSpec, opts: &RunOptions) -> Result<RunO
 }
 
 /// Runs `plan` on a built runtime, then shuts the runtime down.
-pub(crate) fn execute<R: Rt>(
-    runtime: R,
-    rt: &RuntimeSpec,
-    plan: &Plan,
-    opts: &RunOptions,
-) -> Result<RunOutput, Error> {
+pub(crate) fn execute<R: Rt>(runtime: R, rt: &RuntimeSpec, plan: &Plan, opts: &RunOptions) -> Result<RunOutput, Error> {
     let result = dispatch(&runtime, rt, plan, opts);
     runtime.shutdown(SHUTDOWN_GRACE);
     let mut out = result?;
@@ -69,20 +64,14 @@ pub(crate) fn execute<R: Rt>(
     Ok(out)
 }
 
-fn dispatch<R: Rt>(
-    runtime: &R,
-    rt: &RuntimeSpec,
-    plan: &Plan,
-    opts: &RunOptions,
-) -> Result<RunOutput, Error> {
+fn dispatch<R: Rt>(runtime: &R, rt: &RuntimeSpec, plan: &Plan, opts: &RunOptions) -> Result<RunOutput, Error> {
     let params = plan.params.clone();
     match plan.work {
         Work::Bench(b) => Ok(run_bench(runtime, &b, opts, params)),
         Work::Fanout(cfg, load) => {
             let spec = load.spec(rt, opts);
             let handler = move |sp: &R::Spawner, req| fanout_request(sp.clone(), req, cfg);
-            Ok(run_in_process(runtime, &spec, Injection::Remote, handler)?
-                .into_output(&spec, params))
+            Ok(run_in_process(runtime, &spec, Injection::Remote, handler)?.into_output(&spec, params))
         }
         Work::Skewed(cfg, injection, load) => {
             let spec = load.spec(rt, opts);

@@ -36,8 +36,7 @@ use crate::arrivals::Arrivals;
 use crate::dist::Dist;
 use crate::micro::{fan_out, maybe_panic};
 use crate::openloop::{
-    count_left, drain_budget, mix, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Outcome,
-    Request, Window,
+    count_left, drain_budget, mix, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Outcome, Request, Window,
 };
 use crate::record::{nanos, Collector, Histos};
 use crate::rt::{counters_delta, pin_current, read_exact, Rt, Spawner};
@@ -82,9 +81,7 @@ fn encode_request(r: &Request, base: Instant, extra_flags: u32) -> [u8; REQUEST_
     b[0..8].copy_from_slice(&r.id.to_le_bytes());
     b[8..16].copy_from_slice(&nanos(r.intended - base).to_le_bytes());
     b[16..24].copy_from_slice(&r.seed.to_le_bytes());
-    let flags = extra_flags
-        | if r.measured { FLAG_MEASURED } else { 0 }
-        | if r.must_panic { FLAG_PANIC } else { 0 };
+    let flags = extra_flags | if r.measured { FLAG_MEASURED } else { 0 } | if r.must_panic { FLAG_PANIC } else { 0 };
     b[24..28].copy_from_slice(&flags.to_le_bytes());
     b
 }
@@ -116,8 +113,7 @@ async fn handle<S: Spawner>(sp: &S, req: Request, h: Handler) -> Outcome {
         Handler::Mixed(cfg) => {
             let work = async {
                 let ok = fan_out(sp, &req, cfg.fanout, cfg.service, &mut rng).await;
-                sp.sleep(Duration::from_nanos(cfg.downstream.sample(&mut rng)))
-                    .await;
+                sp.sleep(Duration::from_nanos(cfg.downstream.sample(&mut rng))).await;
                 ok
             };
             match sp.timeout(cfg.deadline, work).await {
@@ -137,13 +133,7 @@ fn maybe_panic_outside_fanout(req: &Request, h: Handler) {
     }
 }
 
-async fn connection<S: Spawner>(
-    sp: S,
-    mut stream: S::Stream,
-    h: Handler,
-    base: Instant,
-    collector: Arc<Collector>,
-) {
+async fn connection<S: Spawner>(sp: S, mut stream: S::Stream, h: Handler, base: Instant, collector: Arc<Collector>) {
     let mut buf = [0u8; REQUEST_LEN];
     // Any read error, including the client closing, ends the connection.
     while read_exact(&sp, &mut stream, &mut buf).await.is_ok() {
@@ -152,10 +142,7 @@ async fn connection<S: Spawner>(
         let out = if hello {
             Outcome::OK
         } else {
-            AssertUnwindSafe(handle(&sp, req, h))
-                .catch_unwind()
-                .await
-                .unwrap_or(Outcome::FAILED)
+            AssertUnwindSafe(handle(&sp, req, h)).catch_unwind().await.unwrap_or(Outcome::FAILED)
         };
         let done = Instant::now();
         if req.measured {
@@ -173,22 +160,10 @@ async fn connection<S: Spawner>(
     }
 }
 
-async fn accept_loop<S: Spawner>(
-    sp: S,
-    listener: S::Listener,
-    h: Handler,
-    base: Instant,
-    collector: Arc<Collector>,
-) {
+async fn accept_loop<S: Spawner>(sp: S, listener: S::Listener, h: Handler, base: Instant, collector: Arc<Collector>) {
     // An accept error (listener closed at shutdown) ends the server.
     while let Ok(stream) = sp.accept(&listener).await {
-        drop(sp.spawn_inside(connection(
-            sp.clone(),
-            stream,
-            h,
-            base,
-            Arc::clone(&collector),
-        )));
+        drop(sp.spawn_inside(connection(sp.clone(), stream, h, base, Arc::clone(&collector))));
     }
 }
 
@@ -224,10 +199,7 @@ struct StartGate {
 
 impl StartGate {
     fn new() -> StartGate {
-        StartGate {
-            state: Mutex::new((0, None)),
-            published: Condvar::new(),
-        }
+        StartGate { state: Mutex::new((0, None)), published: Condvar::new() }
     }
 
     fn lock(&self) -> MutexGuard<'_, (usize, Option<Option<Window>>)> {
@@ -244,10 +216,7 @@ impl StartGate {
             if let Some(w) = st.1 {
                 return w;
             }
-            st = self
-                .published
-                .wait(st)
-                .unwrap_or_else(PoisonError::into_inner);
+            st = self.published.wait(st).unwrap_or_else(PoisonError::into_inner);
         }
     }
 
@@ -255,10 +224,7 @@ impl StartGate {
     fn wait_for(&self, n: usize) {
         let mut st = self.lock();
         while st.0 < n {
-            st = self
-                .published
-                .wait(st)
-                .unwrap_or_else(PoisonError::into_inner);
+            st = self.published.wait(st).unwrap_or_else(PoisonError::into_inner);
         }
     }
 
@@ -274,14 +240,7 @@ fn connect(addr: SocketAddr, spec: &LoadSpec, base: Instant) -> io::Result<TcpSt
     // Generous: a response can legitimately take the whole run plus the
     // drain when the runtime is saturated.
     s.set_read_timeout(Some(2 * drain_budget(spec) + spec.warmup + spec.duration))?;
-    let hello = Request {
-        id: HELLO_ID,
-        intended: base,
-        sent: base,
-        seed: 0,
-        measured: false,
-        must_panic: false,
-    };
+    let hello = Request { id: HELLO_ID, intended: base, sent: base, seed: 0, measured: false, must_panic: false };
     exchange(&mut s, &hello, base, FLAG_HELLO)?;
     Ok(s)
 }
@@ -327,11 +286,7 @@ fn client_conn(
     stall: &(impl Fn() + Sync),
 ) -> ConnResult {
     pin_current(&spec.cores, index);
-    let mut r = ConnResult {
-        histos: Histos::new(),
-        gen: GenTotals::new(),
-        error: None,
-    };
+    let mut r = ConnResult { histos: Histos::new(), gen: GenTotals::new(), error: None };
     let conn = connect(addr, spec, base);
     let Some(w) = gate.arrive() else { return r };
     let mut s = match conn {
@@ -357,21 +312,13 @@ fn client_conn(
         }
         let measured = intended >= w.measure_from;
         let must_panic = spec.panic_every != 0 && id % spec.panic_every == spec.panic_every - 1;
-        let req = Request {
-            id,
-            intended,
-            sent: now,
-            seed: mix(spec.seed, id),
-            measured,
-            must_panic,
-        };
+        let req = Request { id, intended, sent: now, seed: mix(spec.seed, id), measured, must_panic };
         let result = exchange(&mut s, &req, base, 0);
         let done = Instant::now();
         if measured {
             r.gen.sent += 1;
             r.gen.lag.saturating_record(nanos(now - intended));
-            r.histos
-                .record_client(intended, now, done, matches!(result, Ok(true)));
+            r.histos.record_client(intended, now, done, matches!(result, Ok(true)));
         }
         if let Err(e) = result {
             // This connection is unusable; the others carry on.
@@ -390,22 +337,14 @@ pub(crate) fn run_tcp<R: Rt>(rt: &R, spec: &LoadSpec, h: Handler) -> Result<Open
     let (listener, addr) = {
         let sp = sp.clone();
         rt.block_on(async move {
-            let l = sp
-                .listen(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
-                .await?;
+            let l = sp.listen(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
             let addr = sp.local_addr(&l)?;
             Ok::<_, io::Error>((l, addr))
         })
         .map_err(|e| Error::io("binding the tcp-rpc server on 127.0.0.1", e))?
     };
     let base = Instant::now();
-    drop(sp.spawn(accept_loop(
-        sp.clone(),
-        listener,
-        h,
-        base,
-        Arc::clone(&collector),
-    )));
+    drop(sp.spawn(accept_loop(sp.clone(), listener, h, base, Arc::clone(&collector))));
     let stall_for = spec.stall;
     let stall = || drop(sp.spawn(async move { thread::sleep(stall_for) }));
     let (results, w, counters_start) = run_clients(addr, spec, base, &stall, || sp.counters())?;
@@ -423,13 +362,7 @@ fn run_clients<C: Fn() + Sync, T>(
 ) -> Result<(Vec<ConnResult>, Window, T), Error> {
     let gate = StartGate::new();
     let shared = Mutex::new(Shared {
-        arrivals: schedule(
-            &LoadSpec {
-                threads: 1,
-                ..spec.clone()
-            },
-            0,
-        ),
+        arrivals: schedule(&LoadSpec { threads: 1, ..spec.clone() }, 0),
         next_id: 0,
         stall_pending: !spec.stall.is_zero(),
         skipped: 0,
@@ -440,9 +373,7 @@ fn run_clients<C: Fn() + Sync, T>(
             let (gate, shared) = (&gate, &shared);
             let spawned = thread::Builder::new()
                 .name(format!("wsbench-client-{index}"))
-                .spawn_scoped(s, move || {
-                    client_conn(addr, spec, base, gate, shared, index, stall)
-                });
+                .spawn_scoped(s, move || client_conn(addr, spec, base, gate, shared, index, stall));
             match spawned {
                 Ok(h) => handles.push(h),
                 Err(e) => {
@@ -456,10 +387,7 @@ fn run_clients<C: Fn() + Sync, T>(
         gate.publish(Some(w));
         wait_until(w.measure_from);
         let snapshot = at_measure_start();
-        let results: Vec<_> = handles
-            .into_iter()
-            .map(|h| h.join().expect("a tcp client thread panicked"))
-            .collect();
+        let results: Vec<_> = handles.into_iter().map(|h| h.join().expect("a tcp client thread panicked")).collect();
         Ok((results, w, snapshot))
     });
     let (mut results, w, snapshot) = res?;
@@ -470,12 +398,7 @@ fn run_clients<C: Fn() + Sync, T>(
     Ok((results, w, snapshot))
 }
 
-fn merge_clients(
-    results: Vec<ConnResult>,
-    server: &Collector,
-    spec: &LoadSpec,
-    w: &Window,
-) -> OpenReport {
+fn merge_clients(results: Vec<ConnResult>, server: &Collector, spec: &LoadSpec, w: &Window) -> OpenReport {
     let mut histos = Histos::new();
     let mut gen = GenTotals::new();
     let mut notes = Vec::new();
@@ -491,10 +414,7 @@ fn merge_clients(
         }
     }
     if errors > 1 {
-        notes.push(format!(
-            "{errors} of {} client connections failed",
-            spec.threads
-        ));
+        notes.push(format!("{errors} of {} client connections failed", spec.threads));
     }
     // The server records a request before it writes the response, and every
     // client has read its last response: nothing is still being recorded.
@@ -502,14 +422,7 @@ fn merge_clients(
     histos.queue_wait = server_side.queue_wait;
     histos.service = server_side.service;
     histos.deadline_misses = server_side.deadline_misses;
-    OpenReport {
-        histos,
-        gen,
-        window: *w,
-        counters: Vec::new(),
-        notes,
-        extras: Vec::new(),
-    }
+    OpenReport { histos, gen, window: *w, counters: Vec::new(), notes, extras: Vec::new() }
 }
 
 #[cfg(test)]
@@ -531,10 +444,7 @@ mod tests {
         assert!(!hello);
         let (_, hello) = decode_request(&encode_request(&r, base, FLAG_HELLO), base, base);
         assert!(hello);
-        assert_eq!(
-            (back.id, back.seed, back.measured, back.must_panic),
-            (77, 0xDEAD_BEEF, true, true)
-        );
+        assert_eq!((back.id, back.seed, back.measured, back.must_panic), (77, 0xDEAD_BEEF, true, true));
         assert_eq!(back.intended, r.intended);
     }
 }

@@ -18,11 +18,7 @@ const WATCHDOG: Duration = Duration::from_secs(120);
 
 fn check(sched: &str, workers: usize, info: &WorkloadInfo, out: &RunOutput) {
     let at = format!("{} on {sched} x{workers}", info.name);
-    assert_eq!(
-        out.sent,
-        out.ops + out.failed,
-        "{at}: sent != completed + failed ({out:?})"
-    );
+    assert_eq!(out.sent, out.ops + out.failed, "{at}: sent != completed + failed ({out:?})");
     assert!(out.ops > 0, "{at}: nothing completed");
     // Every finished request (or bench iteration) is in the histogram.
     assert_eq!(out.latency_ns.len(), out.ops + out.failed, "{at}");
@@ -31,31 +27,15 @@ fn check(sched: &str, workers: usize, info: &WorkloadInfo, out: &RunOutput) {
         assert_eq!(out.failed, 0, "{at}: {:?}", out.notes);
     }
     for p in info.params {
-        assert!(
-            out.params.iter().any(|(n, _)| n == p.name),
-            "{at}: parameter {} not recorded",
-            p.name
-        );
+        assert!(out.params.iter().any(|(n, _)| n == p.name), "{at}: parameter {} not recorded", p.name);
     }
     if info.open_loop {
-        assert!(
-            out.offered_per_s.is_some() && out.params.iter().any(|(n, _)| n == "rate"),
-            "{at}"
-        );
-        let q = out
-            .queue_wait_ns
-            .as_ref()
-            .expect("open loop records queue wait");
+        assert!(out.offered_per_s.is_some() && out.params.iter().any(|(n, _)| n == "rate"), "{at}");
+        let q = out.queue_wait_ns.as_ref().expect("open loop records queue wait");
         assert_eq!(q.len(), out.ops + out.failed, "{at}: queue wait entries");
     } else {
         assert!(out.offered_per_s.is_none(), "{at}");
-        assert!(
-            out.extras
-                .iter()
-                .any(|(n, v)| n == "ns_per_task" && *v > 0.0),
-            "{at}: {:?}",
-            out.extras
-        );
+        assert!(out.extras.iter().any(|(n, v)| n == "ns_per_task" && *v > 0.0), "{at}: {:?}", out.extras);
     }
     let names: Vec<_> = out.counters.iter().map(|(n, _)| *n).collect();
     let want: Vec<_> = wsbench_schedulers::metrics::COUNTER_NAMES
@@ -67,24 +47,13 @@ fn check(sched: &str, workers: usize, info: &WorkloadInfo, out: &RunOutput) {
 }
 
 fn every_workload_on(sched: &str) {
-    let info = wsbench_workloads::schedulers()
-        .iter()
-        .find(|s| s.name == sched)
-        .expect("listed scheduler");
+    let info = wsbench_workloads::schedulers().iter().find(|s| s.name == sched).expect("listed scheduler");
     for workers in WORKER_COUNTS {
         if info.single_worker_only && workers != 1 {
             continue;
         }
-        for w in wsbench_workloads::workloads()
-            .iter()
-            .filter(|w| w.in_default_suite)
-        {
-            let out = run_watched(
-                &rt(sched, workers),
-                &wl(w.name, &[], None),
-                &opts(DURATION_MS, WARMUP_MS),
-                WATCHDOG,
-            );
+        for w in wsbench_workloads::workloads().iter().filter(|w| w.in_default_suite) {
+            let out = run_watched(&rt(sched, workers), &wl(w.name, &[], None), &opts(DURATION_MS, WARMUP_MS), WATCHDOG);
             check(sched, workers, w, &out);
         }
     }

@@ -16,13 +16,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 }
 
 /// Runtimes with one worker that every measurement test runs on.
-const ONE_WORKER: [&str; 5] = [
-    "tokio",
-    "tokio-current",
-    "smol",
-    "current-thread",
-    "steal-half",
-];
+const ONE_WORKER: [&str; 5] = ["tokio", "tokio-current", "smol", "current-thread", "steal-half"];
 
 /// Attempts per runtime for (a): a run whose load generator was itself
 /// held up (the machine was busy) measured the machine, not the runtime.
@@ -44,18 +38,11 @@ fn fixed_service_time_at_low_load_gives_p50_near_s() {
     let (lo, hi) = (0.9 * S_US, 1.25 * S_US + 250.0);
     let w = wl(
         "rpc-fanout",
-        &[
-            ("fanout", "1"),
-            ("service", "fixed"),
-            ("service-us", "2000"),
-            ("arrival", "uniform"),
-        ],
+        &[("fanout", "1"), ("service", "fixed"), ("service-us", "2000"), ("arrival", "uniform")],
         Some(50.0),
     );
     for sched in ONE_WORKER {
-        let runs: Vec<_> = (0..ATTEMPTS)
-            .map_while(|_| run(&rt(sched, 1), &w, &opts(1_000, 200)))
-            .collect();
+        let runs: Vec<_> = (0..ATTEMPTS).map_while(|_| run(&rt(sched, 1), &w, &opts(1_000, 200))).collect();
         let clean = runs.iter().find(|o| !o.schedule_slipped);
         let out = clean.unwrap_or(&runs[0]);
         let p50 = us(out.latency_ns.value_at_quantile(0.5));
@@ -67,26 +54,14 @@ fn fixed_service_time_at_low_load_gives_p50_near_s() {
              the CPUs it is given: on a machine oversubscribed by other processes a {S_US} us spin \
              takes longer)"
         );
-        assert!(
-            (lo..=hi).contains(&service_p50),
-            "{sched}: service p50 {service_p50} us outside [{lo}, {hi}]"
-        );
+        assert!((lo..=hi).contains(&service_p50), "{sched}: service p50 {service_p50} us outside [{lo}, {hi}]");
         if clean.is_some() {
-            assert!(
-                (lo..=hi).contains(&p50),
-                "{sched}: p50 {p50} us outside [{lo}, {hi}]"
-            );
+            assert!((lo..=hi).contains(&p50), "{sched}: p50 {p50} us outside [{lo}, {hi}]");
             let queue_p50 = us(out.queue_wait_ns.as_ref().unwrap().value_at_quantile(0.5));
-            assert!(
-                queue_p50 < 1_000.0,
-                "{sched}: queue wait p50 {queue_p50} us"
-            );
+            assert!(queue_p50 < 1_000.0, "{sched}: queue wait p50 {queue_p50} us");
         } else {
             eprintln!("{sched}: the load generator slipped in all {ATTEMPTS} attempts (busy machine); checked the uncorrected p50 only");
-            assert!(
-                p50 >= unc_p50,
-                "{sched}: corrected p50 {p50} < uncorrected {unc_p50}"
-            );
+            assert!(p50 >= unc_p50, "{sched}: corrected p50 {p50} < uncorrected {unc_p50}");
         }
         assert_eq!(out.sent, out.ops + out.failed);
         assert_eq!(out.failed, 0, "{sched}: {:?}", out.notes);
@@ -118,27 +93,12 @@ fn a_stall_shows_in_the_corrected_tail_not_the_uncorrected_one() {
             continue;
         };
         let unc = out.uncorrected_ns.as_ref().unwrap();
-        let (p99, max) = (
-            us(out.latency_ns.value_at_quantile(0.99)),
-            us(out.latency_ns.max()),
-        );
+        let (p99, max) = (us(out.latency_ns.value_at_quantile(0.99)), us(out.latency_ns.max()));
         let unc_p99 = us(unc.value_at_quantile(0.99));
-        assert!(
-            p99 >= 150_000.0,
-            "{sched}: corrected p99 {p99} us does not show the 200 ms stall"
-        );
-        assert!(
-            max >= 180_000.0,
-            "{sched}: corrected max {max} us does not show the 200 ms stall"
-        );
-        assert!(
-            unc_p99 < 50_000.0,
-            "{sched}: uncorrected p99 {unc_p99} us shows the stall"
-        );
-        assert!(
-            out.schedule_slipped,
-            "{sched}: clients were held up by the stall but no slip was reported"
-        );
+        assert!(p99 >= 150_000.0, "{sched}: corrected p99 {p99} us does not show the 200 ms stall");
+        assert!(max >= 180_000.0, "{sched}: corrected max {max} us does not show the 200 ms stall");
+        assert!(unc_p99 < 50_000.0, "{sched}: uncorrected p99 {unc_p99} us shows the stall");
+        assert!(out.schedule_slipped, "{sched}: clients were held up by the stall but no slip was reported");
         assert_eq!(out.sent, out.ops + out.failed);
     }
 }
@@ -150,12 +110,7 @@ fn a_stall_shows_in_in_process_queue_wait() {
     let _serial = serial();
     let w = wl(
         "rpc-fanout",
-        &[
-            ("fanout", "1"),
-            ("service-us", "10"),
-            ("arrival", "uniform"),
-            ("stall-ms", "200"),
-        ],
+        &[("fanout", "1"), ("service-us", "10"), ("arrival", "uniform"), ("stall-ms", "200")],
         Some(1_000.0),
     );
     for sched in ONE_WORKER {
@@ -163,10 +118,7 @@ fn a_stall_shows_in_in_process_queue_wait() {
             continue;
         };
         let q99 = us(out.queue_wait_ns.as_ref().unwrap().value_at_quantile(0.99));
-        assert!(
-            us(out.latency_ns.value_at_quantile(0.99)) >= 150_000.0,
-            "{sched}"
-        );
+        assert!(us(out.latency_ns.value_at_quantile(0.99)) >= 150_000.0, "{sched}");
         assert!(q99 >= 150_000.0, "{sched}: queue wait p99 {q99} us");
         assert_eq!(out.sent, out.ops + out.failed);
     }
@@ -180,30 +132,18 @@ fn panicking_handlers_are_failed_requests() {
     let _serial = serial();
     for name in ["rpc-fanout", "skewed", "timers", "tcp-rpc", "mixed"] {
         let mut params = vec![("panic-every", "10"), ("arrival", "uniform")];
-        params.push(if name == "tcp-rpc" || name == "mixed" {
-            ("connections", "4")
-        } else {
-            ("loadgen-threads", "1")
-        });
+        params.push(if name == "tcp-rpc" || name == "mixed" { ("connections", "4") } else { ("loadgen-threads", "1") });
         let w = wl(name, &params, Some(500.0));
         let out = run(&rt("tokio", 2), &w, &opts(300, 0)).expect("tokio is always built");
         assert_eq!(out.sent, out.ops + out.failed, "{name}");
         assert!(out.ops > 0, "{name}: the run did not continue after panics");
         let injected = out.sent / 10;
         if name == "timers" || name == "mixed" {
-            assert!(
-                out.failed >= injected,
-                "{name}: {} failed, {injected} panics injected",
-                out.failed
-            );
+            assert!(out.failed >= injected, "{name}: {} failed, {injected} panics injected", out.failed);
         } else {
             assert_eq!(out.failed, injected, "{name}: {:?}", out.notes);
         }
-        assert!(
-            out.notes.iter().any(|n| n.contains("failed")),
-            "{name}: failures not reported: {:?}",
-            out.notes
-        );
+        assert!(out.notes.iter().any(|n| n.contains("failed")), "{name}: failures not reported: {:?}", out.notes);
     }
 }
 
@@ -213,25 +153,11 @@ fn panicking_handlers_are_failed_requests() {
 #[test]
 fn saturation_is_reported_not_hidden() {
     let _serial = serial();
-    let w = wl(
-        "rpc-fanout",
-        &[
-            ("fanout", "1"),
-            ("service", "fixed"),
-            ("service-us", "1000"),
-        ],
-        Some(3_000.0),
-    );
+    let w = wl("rpc-fanout", &[("fanout", "1"), ("service", "fixed"), ("service-us", "1000")], Some(3_000.0));
     let out = run(&rt("tokio", 1), &w, &opts(300, 0)).expect("tokio is always built");
     let achieved = out.ops as f64 / out.elapsed.as_secs_f64();
-    assert!(
-        achieved < 0.6 * 3_000.0,
-        "achieved {achieved}/s at an offered 3000/s with 1 ms of work on one worker"
-    );
-    assert!(
-        us(out.latency_ns.value_at_quantile(0.99)) > 50_000.0,
-        "latency did not grow"
-    );
+    assert!(achieved < 0.6 * 3_000.0, "achieved {achieved}/s at an offered 3000/s with 1 ms of work on one worker");
+    assert!(us(out.latency_ns.value_at_quantile(0.99)) > 50_000.0, "latency did not grow");
     assert_eq!(out.sent, out.ops + out.failed);
 }
 
@@ -241,24 +167,10 @@ fn saturation_is_reported_not_hidden() {
 #[test]
 fn a_saturated_tcp_server_makes_the_schedule_slip_visibly() {
     let _serial = serial();
-    let w = wl(
-        "tcp-rpc",
-        &[
-            ("connections", "4"),
-            ("service", "fixed"),
-            ("service-us", "2000"),
-        ],
-        Some(2_000.0),
-    );
+    let w = wl("tcp-rpc", &[("connections", "4"), ("service", "fixed"), ("service-us", "2000")], Some(2_000.0));
     let out = run(&rt("tokio", 1), &w, &opts(300, 0)).expect("tokio is always built");
     assert!(out.schedule_slipped, "{:?}", out.notes);
-    assert!(
-        out.notes
-            .iter()
-            .any(|n| n.contains("could not keep its schedule")),
-        "{:?}",
-        out.notes
-    );
+    assert!(out.notes.iter().any(|n| n.contains("could not keep its schedule")), "{:?}", out.notes);
     let achieved = out.ops as f64 / out.elapsed.as_secs_f64();
     assert!(achieved < 0.5 * 2_000.0, "achieved {achieved}/s");
     let unc = out.uncorrected_ns.as_ref().unwrap();

@@ -9,10 +9,7 @@ use wsbench_workloads::{validate, Error};
 
 fn err(r: &RuntimeSpec, name: &str, params: &[(&str, &str)], rate: Option<f64>) -> String {
     match validate(r, &wl(name, params, rate)) {
-        Ok(()) => panic!(
-            "{name} {params:?} rate {rate:?} on {} x{} was accepted",
-            r.sched, r.workers
-        ),
+        Ok(()) => panic!("{name} {params:?} rate {rate:?} on {} x{} was accepted", r.sched, r.workers),
         Err(e) => e.to_string(),
     }
 }
@@ -43,15 +40,9 @@ fn unknown_names_list_what_exists() {
     let m = err(&rt("steal-all", 2), "rpc-fanout", &[], None);
     assert_names(&m, &["`steal-all`", "steal-half", "tokio-current", "smol"]);
     let m = err(&rt("tokio", 2), "rpc-fan-out", &[], None);
-    assert_names(
-        &m,
-        &["`rpc-fan-out`", "rpc-fanout", "tcp-rpc", "yield-many"],
-    );
+    assert_names(&m, &["`rpc-fan-out`", "rpc-fanout", "tcp-rpc", "yield-many"]);
     let m = err(&rt("tokio", 2), "rpc-fanout", &[("fan-out", "3")], None);
-    assert_names(
-        &m,
-        &["`fan-out`", "fanout", "service-us", "loadgen-threads"],
-    );
+    assert_names(&m, &["`fan-out`", "fanout", "service-us", "loadgen-threads"]);
     let m = err(&rt("tokio", 2), "ping-pong", &[("fanout", "3")], None);
     assert_names(&m, &["`fanout`", "pings"]);
     let m = err(&rt("tokio", 2), "hang", &[("x", "1")], None);
@@ -60,13 +51,9 @@ fn unknown_names_list_what_exists() {
 
 #[test]
 fn bad_rates_are_rejected_with_the_value() {
-    for (rate, shown) in [
-        (0.0, "`0`"),
-        (-5.0, "`-5`"),
-        (f64::NAN, "`NaN`"),
-        (f64::INFINITY, "`inf`"),
-        (1e12, "`1000000000000`"),
-    ] {
+    for (rate, shown) in
+        [(0.0, "`0`"), (-5.0, "`-5`"), (f64::NAN, "`NaN`"), (f64::INFINITY, "`inf`"), (1e12, "`1000000000000`")]
+    {
         let m = err(&rt("smol", 2), "timers", &[], Some(rate));
         assert_names(&m, &[shown, "> 0"]);
     }
@@ -104,39 +91,21 @@ fn impossible_distributions_name_the_parameter() {
 fn knobs_are_checked_for_ours_and_refused_by_references() {
     let mut r = rt("tokio", 2);
     r.knobs = vec![("lifo".into(), "off".into())];
-    assert_names(
-        &err(&r, "rpc-fanout", &[], None),
-        &["tokio", "no knobs", "lifo=off"],
-    );
+    assert_names(&err(&r, "rpc-fanout", &[], None), &["tokio", "no knobs", "lifo=off"]);
     r.sched = "steal-half".into();
     validate(&r, &wl("rpc-fanout", &[], None)).expect("lifo=off is a steal-half knob");
     r.sched = "global".into();
-    assert_names(
-        &err(&r, "rpc-fanout", &[], None),
-        &["`lifo`", "global", "steal-half"],
-    );
+    assert_names(&err(&r, "rpc-fanout", &[], None), &["`lifo`", "global", "steal-half"]);
     r.sched = "steal-half".into();
     r.knobs = vec![("queue-capacity".into(), "100".into())];
-    assert_names(
-        &err(&r, "rpc-fanout", &[], None),
-        &["`100`", "power of two"],
-    );
+    assert_names(&err(&r, "rpc-fanout", &[], None), &["`100`", "power of two"]);
 }
 
 #[test]
 fn worker_counts_and_cores_are_checked() {
-    assert_names(
-        &err(&rt("current-thread", 2), "rpc-fanout", &[], None),
-        &["2", "current-thread", "exactly 1"],
-    );
-    assert_names(
-        &err(&rt("tokio-current", 4), "rpc-fanout", &[], None),
-        &["4", "exactly 1"],
-    );
-    assert_names(
-        &err(&rt("steal-half", 0), "rpc-fanout", &[], None),
-        &["0", "1..="],
-    );
+    assert_names(&err(&rt("current-thread", 2), "rpc-fanout", &[], None), &["2", "current-thread", "exactly 1"]);
+    assert_names(&err(&rt("tokio-current", 4), "rpc-fanout", &[], None), &["4", "exactly 1"]);
+    assert_names(&err(&rt("steal-half", 0), "rpc-fanout", &[], None), &["0", "1..="]);
     let mut r = rt("tokio", 2);
     r.worker_cores = vec![0, 1_000_000];
     assert_names(&err(&r, "rpc-fanout", &[], None), &["1000000", "worker"]);
@@ -144,17 +113,10 @@ fn worker_counts_and_cores_are_checked() {
 
 #[test]
 fn hang_is_test_only_and_outside_the_default_suite() {
-    let hang = wsbench_workloads::workloads()
-        .iter()
-        .find(|w| w.name == "hang")
-        .expect("hang is listed");
+    let hang = wsbench_workloads::workloads().iter().find(|w| w.name == "hang").expect("hang is listed");
     assert!(!hang.in_default_suite);
     assert!(hang.about.contains("test-only"), "{}", hang.about);
-    let suite: Vec<_> = wsbench_workloads::workloads()
-        .iter()
-        .filter(|w| w.in_default_suite)
-        .map(|w| w.name)
-        .collect();
+    let suite: Vec<_> = wsbench_workloads::workloads().iter().filter(|w| w.in_default_suite).map(|w| w.name).collect();
     assert_eq!(suite.len(), wsbench_workloads::workloads().len() - 1);
 }
 

@@ -65,13 +65,7 @@ pub const EXTRA_COLUMNS: [&str; 16] = [
 
 /// The full header.
 pub fn header() -> Vec<String> {
-    CORE_COLUMNS
-        .iter()
-        .copied()
-        .chain(counter_names())
-        .chain(EXTRA_COLUMNS)
-        .map(str::to_string)
-        .collect()
+    CORE_COLUMNS.iter().copied().chain(counter_names()).chain(EXTRA_COLUMNS).map(str::to_string).collect()
 }
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -84,11 +78,7 @@ fn num(v: f64) -> String {
 
 /// `name=value;...` with values at full precision.
 pub fn format_extras(extras: &[(String, f64)]) -> String {
-    extras
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(";")
+    extras.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(";")
 }
 
 /// Parses [`format_extras`]' form back.
@@ -96,12 +86,7 @@ pub fn parse_extras(text: &str) -> Option<Vec<(String, f64)>> {
     if text.trim().is_empty() {
         return Some(Vec::new());
     }
-    text.split(';')
-        .map(|kv| {
-            kv.split_once('=')
-                .and_then(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
-        })
-        .collect()
+    text.split(';').map(|kv| kv.split_once('=').and_then(|(k, v)| Some((k.to_string(), v.parse().ok()?)))).collect()
 }
 
 /// The fields of one row, in [`header`] order.
@@ -154,9 +139,7 @@ pub fn row(env: &Environment, r: &RunRecord) -> Vec<String> {
 
 /// Encodes rows (no header) as CSV bytes.
 pub fn encode<I: IntoIterator<Item = Vec<String>>>(rows: I) -> Result<Vec<u8>> {
-    let mut w = ::csv::WriterBuilder::new()
-        .has_headers(false)
-        .from_writer(Vec::new());
+    let mut w = ::csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
     for row in rows {
         w.write_record(&row).context("cannot encode a CSV row")?;
     }
@@ -174,12 +157,7 @@ impl CsvExporter {
     /// empty and refusing a file with another header.
     pub fn open(path: &Path) -> Result<CsvExporter> {
         let dir = parent_dir(path);
-        ensure!(
-            dir.is_dir(),
-            "cannot write CSV `{}`: directory `{}` does not exist",
-            path.display(),
-            dir.display()
-        );
+        ensure!(dir.is_dir(), "cannot write CSV `{}`: directory `{}` does not exist", path.display(), dir.display());
         let existing_len = fs::metadata(path).map(|m| m.len()).unwrap_or(0);
         if existing_len > 0 {
             check_existing(path)?;
@@ -191,47 +169,27 @@ impl CsvExporter {
             .with_context(|| format!("cannot open CSV `{}` for appending", path.display()))?;
         if existing_len == 0 {
             let bytes = encode([header()])?;
-            file.write_all(&bytes)
-                .with_context(|| format!("cannot write the header of `{}`", path.display()))?;
+            file.write_all(&bytes).with_context(|| format!("cannot write the header of `{}`", path.display()))?;
         }
-        Ok(CsvExporter {
-            path: path.to_path_buf(),
-            file,
-        })
+        Ok(CsvExporter { path: path.to_path_buf(), file })
     }
 }
 
 /// Refuses to append to a file whose header differs or whose last line is
 /// incomplete.
 fn check_existing(path: &Path) -> Result<()> {
-    let mut f = File::open(path)
-        .with_context(|| format!("cannot read existing CSV `{}`", path.display()))?;
-    let mut reader = ::csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(&mut f);
+    let mut f = File::open(path).with_context(|| format!("cannot read existing CSV `{}`", path.display()))?;
+    let mut reader = ::csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(&mut f);
     let mut first = ::csv::StringRecord::new();
-    reader.read_record(&mut first).with_context(|| {
-        format!(
-            "cannot read the header of existing CSV `{}`",
-            path.display()
-        )
-    })?;
+    reader
+        .read_record(&mut first)
+        .with_context(|| format!("cannot read the header of existing CSV `{}`", path.display()))?;
     let found: Vec<&str> = first.iter().collect();
     let expected = header();
     if found != expected {
         let why = match found.iter().zip(&expected).position(|(a, b)| a != b) {
-            Some(i) => format!(
-                "column {} is `{}`, expected `{}`",
-                i + 1,
-                found[i],
-                expected[i]
-            ),
-            None => format!(
-                "it has {} columns, expected {}",
-                found.len(),
-                expected.len()
-            ),
+            Some(i) => format!("column {} is `{}`, expected `{}`", i + 1, found[i], expected[i]),
+            None => format!("it has {} columns, expected {}", found.len(), expected.len()),
         };
         bail!(
             "refusing to append to `{}`: its header differs from this wsbench's (schema_version {SCHEMA_VERSION}): {why}; \
@@ -254,11 +212,7 @@ fn check_existing(path: &Path) -> Result<()> {
 impl Exporter for CsvExporter {
     fn cell(&mut self, results: &Results, latest: &CellOutcome) -> Result<()> {
         let bytes = encode(latest.records.iter().map(|r| row(&results.env, r)))?;
-        self.file
-            .write_all(&bytes)
-            .with_context(|| format!("cannot append to `{}`", self.path.display()))?;
-        self.file
-            .flush()
-            .with_context(|| format!("cannot flush `{}`", self.path.display()))
+        self.file.write_all(&bytes).with_context(|| format!("cannot append to `{}`", self.path.display()))?;
+        self.file.flush().with_context(|| format!("cannot flush `{}`", self.path.display()))
     }
 }

@@ -11,9 +11,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{anyhow, bail, Context, Result};
 use base64::Engine as _;
-use hdrhistogram::serialization::interval_log::{
-    IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
-};
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag};
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
@@ -30,8 +28,7 @@ pub const RUN_TAG: &str = "run";
 /// Tag prefix of a run's uncorrected histogram.
 pub const UNCORRECTED_TAG: &str = "uncorrected-run";
 /// The legend line of the standard log format.
-const LEGEND: &str =
-    "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
+const LEGEND: &str = "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
 
 /// The file name of a cell's log.
 pub fn file_name(key: &CellKey) -> String {
@@ -55,10 +52,7 @@ fn meta(key: &CellKey) -> Vec<(&'static str, String)> {
         ("workload", key.workload.clone()),
         ("knobs", key.knobs.clone()),
         ("params", key.params.clone()),
-        (
-            "rate_per_s",
-            key.rate_per_s.map(|r| r.to_string()).unwrap_or_default(),
-        ),
+        ("rate_per_s", key.rate_per_s.map(|r| r.to_string()).unwrap_or_default()),
         ("unit", "nanoseconds".to_string()),
     ]
 }
@@ -69,24 +63,18 @@ pub fn encode(key: &CellKey, outcome: &CellOutcome, results: &Results) -> Result
     let mut serializer = V2DeflateSerializer::new();
     {
         let mut builder = IntervalLogWriterBuilder::new();
-        builder.add_comment(&format!(
-            "wsbench interval log: one interval per run; {}",
-            results.env.describe()
-        ));
+        builder.add_comment(&format!("wsbench interval log: one interval per run; {}", results.env.describe()));
         for (k, v) in meta(key) {
             builder.add_comment(&format!("{}{k}: {v}", &META_PREFIX[1..]));
         }
         // Interval timestamps are offsets from this base: run 0 starts at 0.
         let now = SystemTime::now();
         builder.with_start_time(now).with_base_time(now);
-        builder
-            .begin_log_with(&mut buf, &mut serializer)
-            .context("cannot start an HDR log")?;
+        builder.begin_log_with(&mut buf, &mut serializer).context("cannot start an HDR log")?;
     }
     buf.extend_from_slice(LEGEND.as_bytes());
-    let mut writer = IntervalLogWriterBuilder::new()
-        .begin_log_with(&mut buf, &mut serializer)
-        .context("cannot write an HDR log")?;
+    let mut writer =
+        IntervalLogWriterBuilder::new().begin_log_with(&mut buf, &mut serializer).context("cannot write an HDR log")?;
     let mut start = Duration::ZERO;
     for h in &outcome.histograms {
         let tag = format!("{RUN_TAG}{}", h.run);
@@ -120,9 +108,7 @@ impl HdrLog {
         for (tag, h) in &self.intervals {
             if tag.as_deref().is_some_and(|t| t.starts_with(RUN_TAG)) {
                 match &mut merged {
-                    Some(m) => m
-                        .add(h)
-                        .map_err(|e| anyhow!("cannot merge histograms: {e:?}"))?,
+                    Some(m) => m.add(h).map_err(|e| anyhow!("cannot merge histograms: {e:?}"))?,
                     None => merged = Some(h.clone()),
                 }
             }
@@ -133,28 +119,19 @@ impl HdrLog {
 
 /// Reads a log written by [`encode`] (or any standard interval log).
 pub fn read(path: &Path) -> Result<HdrLog> {
-    let bytes =
-        std::fs::read(path).with_context(|| format!("cannot read HDR log `{}`", path.display()))?;
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read HDR log `{}`", path.display()))?;
     let text = String::from_utf8_lossy(&bytes);
     let meta = text
         .lines()
         .filter_map(|l| l.strip_prefix(META_PREFIX))
-        .filter_map(|l| {
-            l.split_once(": ")
-                .or_else(|| l.strip_suffix(':').map(|k| (k, "")))
-        })
+        .filter_map(|l| l.split_once(": ").or_else(|| l.strip_suffix(':').map(|k| (k, ""))))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     let mut intervals = Vec::new();
     let mut deserializer = Deserializer::new();
     for (line, entry) in IntervalLogIterator::new(&bytes).enumerate() {
-        let entry = entry.map_err(|e| {
-            anyhow!(
-                "`{}`: malformed interval log entry {}: {e:?}",
-                path.display(),
-                line + 1
-            )
-        })?;
+        let entry =
+            entry.map_err(|e| anyhow!("`{}`: malformed interval log entry {}: {e:?}", path.display(), line + 1))?;
         if let LogEntry::Interval(ilh) = entry {
             let raw = base64::engine::general_purpose::STANDARD
                 .decode(ilh.encoded_histogram())
@@ -179,12 +156,9 @@ pub struct HdrExporter {
 impl HdrExporter {
     /// Creates `dir` when missing and checks it is writable.
     pub fn open(dir: &Path) -> Result<HdrExporter> {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create --hdr-dir `{}`", dir.display()))?;
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create --hdr-dir `{}`", dir.display()))?;
         super::check_writable(&dir.join("probe"), "HDR logs into")?;
-        Ok(HdrExporter {
-            dir: dir.to_path_buf(),
-        })
+        Ok(HdrExporter { dir: dir.to_path_buf() })
     }
 }
 

@@ -48,11 +48,7 @@ pub fn render(results: &Results) -> Result<Vec<u8>> {
         settings: &results.settings,
         notes: results.notes(),
         cells,
-        capacity: results
-            .settings
-            .slo
-            .map(|slo| capacities(&results.cells, &slo))
-            .unwrap_or_default(),
+        capacity: results.settings.slo.map(|slo| capacities(&results.cells, &slo)).unwrap_or_default(),
     };
     let mut bytes = serde_json::to_vec_pretty(&doc).context("cannot encode JSON")?;
     bytes.push(b'\n');
@@ -68,9 +64,7 @@ impl JsonExporter {
     /// Checks that `path` is writable.
     pub fn open(path: &Path) -> Result<JsonExporter> {
         check_writable(path, "JSON")?;
-        Ok(JsonExporter {
-            path: path.to_path_buf(),
-        })
+        Ok(JsonExporter { path: path.to_path_buf() })
     }
 }
 

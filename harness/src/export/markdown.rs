@@ -19,11 +19,7 @@ pub fn render(results: &Results) -> String {
     let s = &results.settings;
     let mut out = String::from("# wsbench results\n\n");
     let _ = writeln!(out, "- machine: {}", results.env.describe());
-    let _ = writeln!(
-        out,
-        "- host: {}, started {}",
-        results.env.host, results.env.timestamp
-    );
+    let _ = writeln!(out, "- host: {}, started {}", results.env.host, results.env.timestamp);
     let _ = writeln!(out, "- command: `{}`", results.env.command_line);
     let _ = writeln!(
         out,
@@ -66,22 +62,14 @@ fn intervals_table(results: &Results) -> Table {
             vec![
                 c.key.to_string(),
                 t.map(|s| format_count(s.median)).unwrap_or_default(),
-                t.map(|s| format!("{} .. {}", format_count(s.ci_lo), format_count(s.ci_hi)))
-                    .unwrap_or_default(),
-                t.map(|s| format!("{} .. {}", format_count(s.min), format_count(s.max)))
-                    .unwrap_or_default(),
+                t.map(|s| format!("{} .. {}", format_count(s.ci_lo), format_count(s.ci_hi))).unwrap_or_default(),
+                t.map(|s| format!("{} .. {}", format_count(s.min), format_count(s.max))).unwrap_or_default(),
                 c.ok_runs.to_string(),
             ]
         })
         .collect();
     Table {
-        header: vec![
-            "cell".into(),
-            "throughput/s".into(),
-            ci,
-            "min .. max".into(),
-            "ok runs".into(),
-        ],
+        header: vec!["cell".into(), "throughput/s".into(), ci, "min .. max".into(), "ok runs".into()],
         right: vec![false, true, true, true, true],
         rows,
     }
@@ -96,9 +84,7 @@ impl MarkdownExporter {
     /// Checks that `path` is writable.
     pub fn open(path: &Path) -> Result<MarkdownExporter> {
         check_writable(path, "markdown")?;
-        Ok(MarkdownExporter {
-            path: path.to_path_buf(),
-        })
+        Ok(MarkdownExporter { path: path.to_path_buf() })
     }
 }
 

@@ -117,11 +117,7 @@ impl Results {
     pub fn notes(&self) -> Vec<String> {
         let mut notes = self.notes.clone();
         if !self.oversubscribed_workers.is_empty() {
-            let list: Vec<String> = self
-                .oversubscribed_workers
-                .iter()
-                .map(|w| w.to_string())
-                .collect();
+            let list: Vec<String> = self.oversubscribed_workers.iter().map(|w| w.to_string()).collect();
             notes.push(format!(
                 "oversubscribed: {} workers on {} allowed cores; workers share cores, so those cells measure the policy under time-slicing",
                 list.join(", "),
@@ -137,9 +133,7 @@ impl Results {
         }
         let failed: usize = self.cells.iter().filter(|c| c.failed_runs > 0).count();
         if failed > 0 {
-            notes.push(format!(
-                "{failed} cell(s) had failed runs; see the error column"
-            ));
+            notes.push(format!("{failed} cell(s) had failed runs; see the error column"));
         }
         notes
     }
@@ -176,35 +170,18 @@ pub fn parent_dir(path: &Path) -> PathBuf {
 /// directory exists and accepts a new file.
 pub fn check_writable(path: &Path, what: &str) -> Result<()> {
     let dir = parent_dir(path);
-    ensure!(
-        dir.is_dir(),
-        "cannot write {what} `{}`: directory `{}` does not exist",
-        path.display(),
-        dir.display()
-    );
-    ensure!(
-        !path.is_dir(),
-        "cannot write {what} `{}`: it is a directory",
-        path.display()
-    );
+    ensure!(dir.is_dir(), "cannot write {what} `{}`: directory `{}` does not exist", path.display(), dir.display());
+    ensure!(!path.is_dir(), "cannot write {what} `{}`: it is a directory", path.display());
     let probe = temp_path(path);
     fs::write(&probe, b"").with_context(|| {
-        format!(
-            "cannot write {what} `{}` (directory `{}` is not writable)",
-            path.display(),
-            dir.display()
-        )
+        format!("cannot write {what} `{}` (directory `{}` is not writable)", path.display(), dir.display())
     })?;
-    fs::remove_file(&probe)
-        .with_context(|| format!("cannot remove probe file `{}`", probe.display()))?;
+    fs::remove_file(&probe).with_context(|| format!("cannot remove probe file `{}`", probe.display()))?;
     Ok(())
 }
 
 fn temp_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     parent_dir(path).join(format!(".{name}.tmp-{}", std::process::id()))
 }
 
@@ -227,13 +204,5 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Replaces every character outside `[A-Za-z0-9._-]` by `-`, for file names.
 pub fn file_safe(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect()
+    text.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' }).collect()
 }

@@ -134,10 +134,8 @@ pub struct Chart {
 /// fonts.
 pub fn register_embedded_font() -> Result<()> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
-    let ok = *REGISTERED
-        .get_or_init(|| register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok());
-    ok.then_some(())
-        .ok_or_else(|| anyhow!("cannot register the embedded DejaVu Sans font"))
+    let ok = *REGISTERED.get_or_init(|| register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok());
+    ok.then_some(()).ok_or_else(|| anyhow!("cannot register the embedded DejaVu Sans font"))
 }
 
 /// The axis range of `values`: padded, from zero on linear axes, and with
@@ -154,21 +152,13 @@ fn bounds(values: impl Iterator<Item = f64>, scale: Scale, headroom: f64) -> (f6
     }
     match scale {
         Scale::Linear => {
-            let hi = if hi > 0.0 {
-                hi * (1.0 + LINEAR_PAD)
-            } else {
-                1.0
-            };
+            let hi = if hi > 0.0 { hi * (1.0 + LINEAR_PAD) } else { 1.0 };
             let lo = 0.0_f64.min(lo);
             (lo, hi + (hi - lo) * headroom)
         }
         Scale::Log(_) => {
             let lo = lo / LOG_PAD;
-            let hi = if hi > lo * LOG_PAD {
-                hi * LOG_PAD
-            } else {
-                lo * LOG_PAD * LOG_PAD
-            };
+            let hi = if hi > lo * LOG_PAD { hi * LOG_PAD } else { lo * LOG_PAD * LOG_PAD };
             (lo, hi * (hi / lo).powf(headroom))
         }
     }
@@ -188,15 +178,9 @@ fn percentile_label(x: f64) -> String {
 /// Microseconds as a short tick label: `250µs`, `2.5ms`, `1s`.
 fn latency_tick(us: f64) -> String {
     let text = crate::table::format_us(us);
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let number = if number.contains('.') {
-        number.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        number
-    };
+    let number = if number.contains('.') { number.trim_end_matches('0').trim_end_matches('.') } else { number };
     format!("{number}{unit}")
 }
 
@@ -215,33 +199,20 @@ where
     caption_area
         .draw_text(
             &chart.caption,
-            &(FONT, CAPTION_PX)
-                .into_font()
-                .color(&BLACK.mix(CAPTION_ALPHA)),
+            &(FONT, CAPTION_PX).into_font().color(&BLACK.mix(CAPTION_ALPHA)),
             (MARGIN_PX as i32, CAPTION_TOP_PX),
         )
         .map_err(|e| anyhow!("{e}"))?;
     let all = || chart.series.iter().flat_map(|s| s.points.iter());
     let (x0, x1) = bounds(all().map(|p| p.x), chart.x_scale, 0.0);
     let headroom = LEGEND_ROW_HEADROOM * chart.series.len() as f64;
-    let (y0, y1) = bounds(
-        all().flat_map(|p| [p.y, p.lo, p.hi]),
-        chart.y_scale,
-        headroom,
-    );
+    let (y0, y1) = bounds(all().flat_map(|p| [p.y, p.lo, p.hi]), chart.y_scale, headroom);
     match (chart.x_scale, chart.y_scale) {
-        (Scale::Log(bx), Scale::Log(by)) => plot(
-            &plot_area,
-            chart,
-            (x0..x1).log_scale().base(bx),
-            (y0..y1).log_scale().base(by),
-        ),
-        (Scale::Log(bx), Scale::Linear) => {
-            plot(&plot_area, chart, (x0..x1).log_scale().base(bx), y0..y1)
+        (Scale::Log(bx), Scale::Log(by)) => {
+            plot(&plot_area, chart, (x0..x1).log_scale().base(bx), (y0..y1).log_scale().base(by))
         }
-        (Scale::Linear, Scale::Log(by)) => {
-            plot(&plot_area, chart, x0..x1, (y0..y1).log_scale().base(by))
-        }
+        (Scale::Log(bx), Scale::Linear) => plot(&plot_area, chart, (x0..x1).log_scale().base(bx), y0..y1),
+        (Scale::Linear, Scale::Log(by)) => plot(&plot_area, chart, x0..x1, (y0..y1).log_scale().base(by)),
         (Scale::Linear, Scale::Linear) => plot(&plot_area, chart, x0..x1, y0..y1),
     }
 }
@@ -259,40 +230,23 @@ where
         let color = RGBColor(r, g, b).to_rgba();
         let spread = s.points.iter().any(|p| p.hi > p.lo);
         if spread && s.points.len() > 1 {
-            let band: Vec<(f64, f64)> = s
-                .points
-                .iter()
-                .map(|p| (p.x, p.hi))
-                .chain(s.points.iter().rev().map(|p| (p.x, p.lo)))
-                .collect();
-            ctx.draw_series(std::iter::once(Polygon::new(
-                band,
-                color.mix(BAND_ALPHA).filled(),
-            )))
-            .map_err(|e| anyhow!("{e}"))?;
+            let band: Vec<(f64, f64)> =
+                s.points.iter().map(|p| (p.x, p.hi)).chain(s.points.iter().rev().map(|p| (p.x, p.lo))).collect();
+            ctx.draw_series(std::iter::once(Polygon::new(band, color.mix(BAND_ALPHA).filled())))
+                .map_err(|e| anyhow!("{e}"))?;
         }
-        ctx.draw_series(LineSeries::new(
-            s.points.iter().map(|p| (p.x, p.y)),
-            color.stroke_width(LINE_WIDTH_PX),
-        ))
-        .map_err(|e| anyhow!("{e}"))?
-        .label(&s.name)
-        .legend(move |(x, y)| {
-            Rectangle::new(
-                [
-                    (x, y - LEGEND_SWATCH_PX.1),
-                    (x + LEGEND_SWATCH_PX.0, y + LEGEND_SWATCH_PX.1),
-                ],
-                color.filled(),
-            )
-        });
+        ctx.draw_series(LineSeries::new(s.points.iter().map(|p| (p.x, p.y)), color.stroke_width(LINE_WIDTH_PX)))
+            .map_err(|e| anyhow!("{e}"))?
+            .label(&s.name)
+            .legend(move |(x, y)| {
+                Rectangle::new(
+                    [(x, y - LEGEND_SWATCH_PX.1), (x + LEGEND_SWATCH_PX.0, y + LEGEND_SWATCH_PX.1)],
+                    color.filled(),
+                )
+            });
         if chart.markers || s.points.len() == 1 {
-            ctx.draw_series(
-                s.points
-                    .iter()
-                    .map(|p| Circle::new((p.x, p.y), MARKER_RADIUS_PX, color.filled())),
-            )
-            .map_err(|e| anyhow!("{e}"))?;
+            ctx.draw_series(s.points.iter().map(|p| Circle::new((p.x, p.y), MARKER_RADIUS_PX, color.filled())))
+                .map_err(|e| anyhow!("{e}"))?;
         }
     }
     Ok(())
@@ -396,10 +350,7 @@ mod tests {
         assert_eq!(bounds(std::iter::empty(), Scale::Linear, 0.0), (0.0, 1.0));
         // Headroom adds a fraction of the span on top, in axis space.
         let (lo, hi) = bounds([10.0].into_iter(), Scale::Linear, 0.5);
-        assert!(
-            (lo, hi) == (0.0, 10.0 * (1.0 + LINEAR_PAD) * 1.5),
-            "{lo} {hi}"
-        );
+        assert!((lo, hi) == (0.0, 10.0 * (1.0 + LINEAR_PAD) * 1.5), "{lo} {hi}");
         let (lo, hi) = bounds([1.0, 100.0].into_iter(), Scale::Log(10.0), 0.5);
         let span = (100.0 * LOG_PAD) / (1.0 / LOG_PAD);
         assert!(((hi / lo) / span.powf(1.5) - 1.0).abs() < 1e-9, "{lo} {hi}");

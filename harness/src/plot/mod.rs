@@ -30,12 +30,7 @@ const SPECTRUM_TICKS_PER_HALF: u32 = 5;
 const SPECTRUM_MAX_QUANTILE: f64 = 0.999_999;
 
 fn point(x: f64, s: &Summary) -> Point {
-    Point {
-        x,
-        y: s.median,
-        lo: s.min,
-        hi: s.max,
-    }
+    Point { x, y: s.median, lo: s.min, hi: s.max }
 }
 
 /// Series per scheduler (in first-seen order) from `(scheduler, point)`.
@@ -53,11 +48,7 @@ fn series_of(points: Vec<(String, Point)>) -> Vec<Series> {
         .map(|name| {
             let mut points = by_name.remove(&name).unwrap_or_default();
             points.sort_by(|a, b| a.x.total_cmp(&b.x));
-            Series {
-                color_slot: color_slot(&name),
-                name,
-                points,
-            }
+            Series { color_slot: color_slot(&name), name, points }
         })
         .collect()
 }
@@ -66,16 +57,11 @@ fn series_of(points: Vec<(String, Point)>) -> Vec<Series> {
 /// keeps its colour in every chart.
 fn color_slot(name: &str) -> usize {
     let all = crate::backend::schedulers();
-    all.iter()
-        .position(|s| s.name == name)
-        .unwrap_or(all.len() + name.len())
+    all.iter().position(|s| s.name == name).unwrap_or(all.len() + name.len())
 }
 
 fn describe_variant(knobs: &str, params: &str, extra: &str) -> String {
-    let parts: Vec<&str> = [knobs, params, extra]
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .collect();
+    let parts: Vec<&str> = [knobs, params, extra].into_iter().filter(|s| !s.is_empty()).collect();
     if parts.is_empty() {
         String::new()
     } else {
@@ -84,24 +70,11 @@ fn describe_variant(knobs: &str, params: &str, extra: &str) -> String {
 }
 
 fn stem(parts: &[&str]) -> String {
-    file_safe(
-        &parts
-            .iter()
-            .filter(|p| !p.is_empty())
-            .copied()
-            .collect::<Vec<_>>()
-            .join("-"),
-    )
+    file_safe(&parts.iter().filter(|p| !p.is_empty()).copied().collect::<Vec<_>>().join("-"))
 }
 
 /// A chart with workers on a log2 x axis.
-fn workers_chart(
-    title: String,
-    y_label: &str,
-    y_scale: Scale,
-    series: Vec<Series>,
-    caption: &str,
-) -> Chart {
+fn workers_chart(title: String, y_label: &str, y_scale: Scale, series: Vec<Series>, caption: &str) -> Chart {
     Chart {
         title,
         x_label: "worker threads (log2)".to_string(),
@@ -109,11 +82,7 @@ fn workers_chart(
         x_scale: Scale::Log(WORKERS_LOG_BASE),
         y_scale,
         x_ticks: Ticks::Number,
-        y_ticks: if y_scale == Scale::Linear {
-            Ticks::Number
-        } else {
-            Ticks::Latency
-        },
+        y_ticks: if y_scale == Scale::Linear { Ticks::Number } else { Ticks::Latency },
         series,
         markers: true,
         caption: caption.to_string(),
@@ -127,15 +96,7 @@ fn scaling_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> 
     let mut groups: BTreeMap<ScalingKey, Vec<&CellSummary>> = BTreeMap::new();
     for c in cells {
         let k = &c.key;
-        groups
-            .entry((
-                k.workload.clone(),
-                k.knobs.clone(),
-                k.params.clone(),
-                k.rate_per_s,
-            ))
-            .or_default()
-            .push(c);
+        groups.entry((k.workload.clone(), k.knobs.clone(), k.params.clone(), k.rate_per_s)).or_default().push(c);
     }
     let mut out = Vec::new();
     for ((workload, knobs, params, rate), group) in groups {
@@ -153,10 +114,7 @@ fn scaling_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> 
             group
                 .iter()
                 .filter_map(|c| {
-                    Some((
-                        c.key.scheduler.clone(),
-                        point(c.key.workers as f64, c.throughput_per_s.as_ref()?),
-                    ))
+                    Some((c.key.scheduler.clone(), point(c.key.workers as f64, c.throughput_per_s.as_ref()?)))
                 })
                 .collect(),
         );
@@ -164,35 +122,20 @@ fn scaling_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> 
             group
                 .iter()
                 .filter_map(|c| {
-                    Some((
-                        c.key.scheduler.clone(),
-                        point(c.key.workers as f64, c.latency(LatencyMetric::P99)?),
-                    ))
+                    Some((c.key.scheduler.clone(), point(c.key.workers as f64, c.latency(LatencyMetric::P99)?)))
                 })
                 .collect(),
         );
         let title = format!("{workload}: throughput vs workers{variant}");
         out.push((
             format!("{base}-throughput"),
-            workers_chart(
-                title,
-                "throughput (operations/s)",
-                Scale::Linear,
-                throughput,
-                caption,
-            ),
+            workers_chart(title, "throughput (operations/s)", Scale::Linear, throughput, caption),
         ));
         if p99.iter().any(|s| !s.points.is_empty()) {
             let title = format!("{workload}: p99 latency vs workers{variant}");
             out.push((
                 format!("{base}-p99"),
-                workers_chart(
-                    title,
-                    "p99 latency (log scale)",
-                    Scale::Log(DECADE),
-                    p99,
-                    caption,
-                ),
+                workers_chart(title, "p99 latency (log scale)", Scale::Log(DECADE), p99, caption),
             ));
         }
     }
@@ -206,23 +149,11 @@ fn load_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> {
     let mut groups: BTreeMap<LoadKey, Vec<&CellSummary>> = BTreeMap::new();
     for c in cells.iter().filter(|c| c.load_per_s().is_some()) {
         let k = &c.key;
-        groups
-            .entry((
-                k.workload.clone(),
-                k.workers,
-                k.knobs.clone(),
-                k.params.clone(),
-            ))
-            .or_default()
-            .push(c);
+        groups.entry((k.workload.clone(), k.workers, k.knobs.clone(), k.params.clone())).or_default().push(c);
     }
     let mut out = Vec::new();
     for ((workload, workers, knobs, params), group) in groups {
-        let mut loads: Vec<u64> = group
-            .iter()
-            .filter_map(|c| c.load_per_s())
-            .map(|l| l.round() as u64)
-            .collect();
+        let mut loads: Vec<u64> = group.iter().filter_map(|c| c.load_per_s()).map(|l| l.round() as u64).collect();
         loads.sort_unstable();
         loads.dedup();
         if loads.len() < 2 {
@@ -231,27 +162,14 @@ fn load_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> {
         let series = series_of(
             group
                 .iter()
-                .filter_map(|c| {
-                    Some((
-                        c.key.scheduler.clone(),
-                        point(c.load_per_s()?, c.latency(LatencyMetric::P99)?),
-                    ))
-                })
+                .filter_map(|c| Some((c.key.scheduler.clone(), point(c.load_per_s()?, c.latency(LatencyMetric::P99)?))))
                 .collect(),
         );
         let variant = describe_variant(&knobs, &params, "");
         out.push((
-            stem(&[
-                &workload,
-                &format!("w{workers}"),
-                &knobs,
-                &params,
-                "latency-vs-load",
-            ]),
+            stem(&[&workload, &format!("w{workers}"), &knobs, &params, "latency-vs-load"]),
             Chart {
-                title: format!(
-                    "{workload}: p99 latency vs offered load, {workers} workers{variant}"
-                ),
+                title: format!("{workload}: p99 latency vs offered load, {workers} workers{variant}"),
                 x_label: "offered load (requests/s)".to_string(),
                 y_label: "p99 latency (log scale)".to_string(),
                 x_scale: Scale::Linear,
@@ -273,39 +191,16 @@ const SPECTRUM_KEY: [&str; 5] = ["workload", "workers", "knobs", "params", "rate
 /// One log's merged histogram as a spectrum series, with its chart key.
 fn spectrum_series(path: &Path) -> Result<([String; 5], Series)> {
     let log = hdr::read(path)?;
-    let merged = log
-        .merged_runs()
-        .with_context(|| format!("`{}`", path.display()))?;
+    let merged = log.merged_runs().with_context(|| format!("`{}`", path.display()))?;
     let points = merged
         .iter_quantiles(SPECTRUM_TICKS_PER_HALF)
-        .map(|v| {
-            (
-                v.quantile_iterated_to(),
-                v.value_iterated_to() as f64 * crate::record::US_PER_NS,
-            )
-        })
+        .map(|v| (v.quantile_iterated_to(), v.value_iterated_to() as f64 * crate::record::US_PER_NS))
         .filter(|(q, _)| *q < SPECTRUM_MAX_QUANTILE)
-        .map(|(q, us)| Point {
-            x: 1.0 / (1.0 - q),
-            y: us,
-            lo: us,
-            hi: us,
-        })
+        .map(|(q, us)| Point { x: 1.0 / (1.0 - q), y: us, lo: us, hi: us })
         .collect();
-    let name = log
-        .meta
-        .get("scheduler")
-        .cloned()
-        .unwrap_or_else(|| path.display().to_string());
+    let name = log.meta.get("scheduler").cloned().unwrap_or_else(|| path.display().to_string());
     let key = SPECTRUM_KEY.map(|k| log.meta.get(k).cloned().unwrap_or_default());
-    Ok((
-        key,
-        Series {
-            color_slot: color_slot(&name),
-            name,
-            points,
-        },
-    ))
+    Ok((key, Series { color_slot: color_slot(&name), name, points }))
 }
 
 fn spectrum_chart(key: [String; 5], series: Vec<Series>, caption: &str) -> (String, Chart) {
@@ -328,17 +223,7 @@ fn spectrum_chart(key: [String; 5], series: Vec<Series>, caption: &str) -> (Stri
         markers: false,
         caption: caption.to_string(),
     };
-    (
-        stem(&[
-            &workload,
-            &format!("w{workers}"),
-            &knobs,
-            &params,
-            &rate_stem,
-            "spectrum",
-        ]),
-        chart,
-    )
+    (stem(&[&workload, &format!("w{workers}"), &knobs, &params, &rate_stem, "spectrum"]), chart)
 }
 
 /// Percentile spectra from the logs in `dir`, one chart per cell without
@@ -362,10 +247,7 @@ fn spectrum_charts(dir: &Path, caption: &str) -> Result<Vec<(String, Chart)>> {
         let (key, series) = spectrum_series(&path)?;
         groups.entry(key).or_default().push(series);
     }
-    Ok(groups
-        .into_iter()
-        .map(|(key, series)| spectrum_chart(key, series, caption))
-        .collect())
+    Ok(groups.into_iter().map(|(key, series)| spectrum_chart(key, series, caption)).collect())
 }
 
 fn caption(file: &ResultsFile) -> String {
@@ -375,10 +257,7 @@ fn caption(file: &ResultsFile) -> String {
         file.logical_cpus,
         file.host,
         short_sha(&file.git_sha),
-        file.path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
+        file.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
     )
 }
 
@@ -402,18 +281,15 @@ pub fn plot(args: &PlotArgs) -> Result<Vec<PathBuf>> {
         );
     }
     if scaling == 0 {
-        eprintln!("note: no sweep over workers in `{}`, so no scaling charts (run with e.g. --workers 1,2,4)", args.results.display());
+        eprintln!(
+            "note: no sweep over workers in `{}`, so no scaling charts (run with e.g. --workers 1,2,4)",
+            args.results.display()
+        );
     }
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create --out `{}`", args.out.display()))?;
+    std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create --out `{}`", args.out.display()))?;
     let mut written = Vec::new();
     for (name, chart) in charts {
-        written.extend(chart::write(
-            &args.out,
-            &name,
-            &chart,
-            (args.width, args.height),
-        )?);
+        written.extend(chart::write(&args.out, &name, &chart, (args.width, args.height))?);
     }
     Ok(written)
 }

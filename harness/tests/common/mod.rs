@@ -20,24 +20,12 @@ pub struct Run {
 
 impl Run {
     pub fn ok(&self) -> &Self {
-        assert_eq!(
-            self.code,
-            Some(0),
-            "expected success\nstdout:\n{}\nstderr:\n{}",
-            self.stdout,
-            self.stderr
-        );
+        assert_eq!(self.code, Some(0), "expected success\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
         self
     }
 
     pub fn code(&self, code: i32) -> &Self {
-        assert_eq!(
-            self.code,
-            Some(code),
-            "expected exit {code}\nstdout:\n{}\nstderr:\n{}",
-            self.stdout,
-            self.stderr
-        );
+        assert_eq!(self.code, Some(code), "expected exit {code}\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
         self
     }
 
@@ -54,22 +42,14 @@ impl Run {
     /// Asserts stderr mentions every needle.
     pub fn stderr_has(&self, needles: &[&str]) -> &Self {
         for n in needles {
-            assert!(
-                self.stderr.contains(n),
-                "stderr lacks `{n}`:\n{}",
-                self.stderr
-            );
+            assert!(self.stderr.contains(n), "stderr lacks `{n}`:\n{}", self.stderr);
         }
         self
     }
 
     pub fn stdout_has(&self, needles: &[&str]) -> &Self {
         for n in needles {
-            assert!(
-                self.stdout.contains(n),
-                "stdout lacks `{n}`:\n{}",
-                self.stdout
-            );
+            assert!(self.stdout.contains(n), "stdout lacks `{n}`:\n{}", self.stdout);
         }
         self
     }
@@ -91,11 +71,7 @@ pub fn wsbench_in(dir: &Path, args: &[&str]) -> Run {
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
     });
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = match rx.recv_timeout(DEADLINE) {
+    let Output { status, stdout, stderr } = match rx.recv_timeout(DEADLINE) {
         Ok(out) => out.expect("collect wsbench"),
         Err(_) => {
             let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
@@ -124,26 +100,14 @@ pub fn scratch(name: &str) -> PathBuf {
 
 /// Reads a CSV: header and rows.
 pub fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut r =
-        csv::Reader::from_path(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-    let header = r
-        .headers()
-        .expect("header")
-        .iter()
-        .map(str::to_string)
-        .collect();
-    let rows = r
-        .records()
-        .map(|rec| rec.expect("row").iter().map(str::to_string).collect())
-        .collect();
+    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let header = r.headers().expect("header").iter().map(str::to_string).collect();
+    let rows = r.records().map(|rec| rec.expect("row").iter().map(str::to_string).collect()).collect();
     (header, rows)
 }
 
 /// The value of `column` in `row`.
 pub fn col<'a>(header: &[String], row: &'a [String], column: &str) -> &'a str {
-    let i = header
-        .iter()
-        .position(|h| h == column)
-        .unwrap_or_else(|| panic!("no column `{column}` in {header:?}"));
+    let i = header.iter().position(|h| h == column).unwrap_or_else(|| panic!("no column `{column}` in {header:?}"));
     &row[i]
 }

@@ -74,7 +74,12 @@ impl Policy for CurrentThread {
 
 /// Moves up to `INJECT_BATCH` tasks from `inject` into `queue` in one lock
 /// and returns the first; counts them as inject pops.
-pub(crate) fn refill(inject: &Inject, start: usize, queue: &mut VecDeque<Notified>, counters: &Counters) -> Option<Notified> {
+pub(crate) fn refill(
+    inject: &Inject,
+    start: usize,
+    queue: &mut VecDeque<Notified>,
+    counters: &Counters,
+) -> Option<Notified> {
     let mut taken = 0;
     let first = inject.pop_batch(start, INJECT_BATCH, |t| {
         taken += 1;

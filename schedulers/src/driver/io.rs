@@ -124,10 +124,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl ScheduledIo {
     pub(crate) fn new() -> Self {
-        ScheduledIo {
-            readiness: AtomicUsize::new(0),
-            waiters: Mutex::new(Waiters::default()),
-        }
+        ScheduledIo { readiness: AtomicUsize::new(0), waiters: Mutex::new(Waiters::default()) }
     }
 
     /// Driver side, step 1: adds `ready` bits and bumps the tick.
@@ -137,9 +134,7 @@ impl ScheduledIo {
         // Acquire loads; the Acquire half orders us after earlier clears.
         let _ = self
             .readiness
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
-                Some(cur.wrapping_add(tick_one) | ready)
-            });
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| Some(cur.wrapping_add(tick_one) | ready));
     }
 
     /// Driver side, step 1: moves the wakers of every direction `ready`
@@ -165,11 +160,7 @@ impl ScheduledIo {
     /// Resource side, step 2: `Ready` with what was seen once `dir` can make
     /// progress, an error after shutdown, else `Pending` with `cx`'s waker
     /// stored.
-    pub(crate) fn poll_ready(
-        &self,
-        cx: &mut Context<'_>,
-        dir: Direction,
-    ) -> Poll<io::Result<ReadyEvent>> {
+    pub(crate) fn poll_ready(&self, cx: &mut Context<'_>, dir: Direction) -> Poll<io::Result<ReadyEvent>> {
         // Acquire: pairs with the Release of `set_readiness` / `shutdown`.
         if let Some(ready) = Self::check(self.readiness.load(Ordering::Acquire), dir) {
             return Poll::Ready(ready);
@@ -194,10 +185,7 @@ impl ScheduledIo {
             return Some(Err(shutdown_error()));
         }
         let ready = word & READY_MASK & dir.mask();
-        (ready != 0).then_some(Ok(ReadyEvent {
-            tick: word >> TICK_SHIFT,
-            ready,
-        }))
+        (ready != 0).then_some(Ok(ReadyEvent { tick: word >> TICK_SHIFT, ready }))
     }
 
     /// Resource side, step 3: the syscall said `WouldBlock`; forget the bits
@@ -208,12 +196,7 @@ impl ScheduledIo {
         // `set_readiness`'s, so a newer tick is always seen.
         let mut cur = self.readiness.load(Ordering::Acquire);
         while cur >> TICK_SHIFT == seen.tick {
-            match self.readiness.compare_exchange_weak(
-                cur,
-                cur & !clear,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
+            match self.readiness.compare_exchange_weak(cur, cur & !clear, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return,
                 Err(actual) => cur = actual,
             }
@@ -252,17 +235,10 @@ impl Slots {
         let index = match self.free.pop() {
             Some(index) => index,
             None if self.slots.len() <= INDEX_MASK => {
-                self.slots.push(Slot {
-                    generation: 0,
-                    io: None,
-                });
+                self.slots.push(Slot { generation: 0, io: None });
                 self.slots.len() - 1
             }
-            None => {
-                return Err(io::Error::other(
-                    "too many I/O sources registered with one wsbench runtime",
-                ))
-            }
+            None => return Err(io::Error::other("too many I/O sources registered with one wsbench runtime")),
         };
         let slot = &mut self.slots[index];
         slot.io = Some(io.clone());
@@ -362,29 +338,17 @@ mod tests {
         let waker = counting_waker().1;
         let mut cx = Context::from_waker(&waker);
         io.set_readiness(READABLE);
-        let Poll::Ready(Ok(seen)) = io.poll_ready(&mut cx, Direction::Read) else {
-            panic!("not ready")
-        };
+        let Poll::Ready(Ok(seen)) = io.poll_ready(&mut cx, Direction::Read) else { panic!("not ready") };
         io.set_readiness(READABLE); // arrives while the syscall runs
         io.clear_readiness(seen);
-        assert!(
-            io.poll_ready(&mut cx, Direction::Read).is_ready(),
-            "newer event erased"
-        );
-        let Poll::Ready(Ok(seen)) = io.poll_ready(&mut cx, Direction::Read) else {
-            panic!("not ready")
-        };
+        assert!(io.poll_ready(&mut cx, Direction::Read).is_ready(), "newer event erased");
+        let Poll::Ready(Ok(seen)) = io.poll_ready(&mut cx, Direction::Read) else { panic!("not ready") };
         io.clear_readiness(seen);
         assert!(io.poll_ready(&mut cx, Direction::Read).is_pending());
         io.set_readiness(READ_CLOSED);
-        let Poll::Ready(Ok(seen)) = io.poll_ready(&mut cx, Direction::Read) else {
-            panic!("not ready")
-        };
+        let Poll::Ready(Ok(seen)) = io.poll_ready(&mut cx, Direction::Read) else { panic!("not ready") };
         io.clear_readiness(seen);
-        assert!(
-            io.poll_ready(&mut cx, Direction::Read).is_ready(),
-            "closed is final"
-        );
+        assert!(io.poll_ready(&mut cx, Direction::Read).is_ready(), "closed is final");
         assert!(io.poll_ready(&mut cx, Direction::Write).is_pending());
     }
 
@@ -445,9 +409,7 @@ mod loom_tests {
                     out.into_iter().for_each(Waker::wake);
                 })
             };
-            let ready = io
-                .poll_ready(&mut Context::from_waker(&waker), Direction::Read)
-                .is_ready();
+            let ready = io.poll_ready(&mut Context::from_waker(&waker), Direction::Read).is_ready();
             driver.join().unwrap();
             let woken = count.0.load(Ordering::Relaxed);
             assert!(ready || woken == 1, "neither ready nor woken");
@@ -466,19 +428,14 @@ mod loom_tests {
                 thread::spawn(move || io.set_readiness(READABLE))
             };
             let waker = Waker::noop();
-            let Poll::Ready(Ok(seen)) =
-                io.poll_ready(&mut Context::from_waker(waker), Direction::Read)
-            else {
+            let Poll::Ready(Ok(seen)) = io.poll_ready(&mut Context::from_waker(waker), Direction::Read) else {
                 panic!("readable was set before the model started");
             };
             io.clear_readiness(seen);
             driver.join().unwrap();
             let word = io.readiness.load(Ordering::Acquire);
             let both_events_seen = seen.tick == 2;
-            assert!(
-                word & READABLE != 0 || both_events_seen,
-                "newer event erased: word {word:#x} seen {seen:?}"
-            );
+            assert!(word & READABLE != 0 || both_events_seen, "newer event erased: word {word:#x} seen {seen:?}");
         });
     }
 
@@ -501,10 +458,7 @@ mod loom_tests {
             let polled = io.poll_ready(&mut Context::from_waker(&waker), Direction::Write);
             driver.join().unwrap();
             let failed = matches!(polled, Poll::Ready(Err(_)));
-            assert!(
-                failed || count.0.load(Ordering::Relaxed) == 1,
-                "shutdown lost: {polled:?}"
-            );
+            assert!(failed || count.0.load(Ordering::Relaxed) == 1, "shutdown lost: {polled:?}");
         });
     }
 }

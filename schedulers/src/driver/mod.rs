@@ -57,9 +57,7 @@ pub(crate) struct DriverConfig {
 
 impl Default for DriverConfig {
     fn default() -> Self {
-        DriverConfig {
-            event_capacity: DEFAULT_EVENT_CAPACITY,
-        }
+        DriverConfig { event_capacity: DEFAULT_EVENT_CAPACITY }
     }
 }
 
@@ -123,17 +121,10 @@ impl Driver {
     /// until an I/O event, the next timer deadline or [`Handle::unpark`];
     /// `Some(Duration::ZERO)` does not block.
     pub(crate) fn park(&mut self, timeout: Option<Duration>) {
-        let wait = if timeout == Some(Duration::ZERO) {
-            timeout
-        } else {
-            self.handle.shared.time.before_park(timeout)
-        };
+        let wait = if timeout == Some(Duration::ZERO) { timeout } else { self.handle.shared.time.before_park(timeout) };
         self.poll_io(wait);
         let blocked = wait != Some(Duration::ZERO);
-        self.handle
-            .shared
-            .time
-            .after_park(&mut self.wakers, blocked);
+        self.handle.shared.time.after_park(&mut self.wakers, blocked);
         self.wakers.drain(..).for_each(Waker::wake);
     }
 

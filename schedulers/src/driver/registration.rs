@@ -24,18 +24,11 @@ impl Registration {
         let registration = Registration { handle, token, io };
         let interest = mio::Interest::READABLE | mio::Interest::WRITABLE;
         // On error `registration` drops here and frees the slot.
-        registration
-            .handle
-            .registry()
-            .register(source, registration.token, interest)?;
+        registration.handle.registry().register(source, registration.token, interest)?;
         Ok(registration)
     }
 
-    pub(crate) fn poll_ready(
-        &self,
-        cx: &mut Context<'_>,
-        dir: Direction,
-    ) -> Poll<io::Result<ReadyEvent>> {
+    pub(crate) fn poll_ready(&self, cx: &mut Context<'_>, dir: Direction) -> Poll<io::Result<ReadyEvent>> {
         self.io.poll_ready(cx, dir)
     }
 
@@ -65,17 +58,12 @@ impl<S: mio::event::Source> PollEvented<S> {
     pub(crate) fn new(mut source: S) -> io::Result<Self> {
         let handle = crate::runtime::context::try_driver().ok_or_else(no_runtime)?;
         let registration = Registration::new(&mut source, handle)?;
-        Ok(PollEvented {
-            source: Some(source),
-            registration,
-        })
+        Ok(PollEvented { source: Some(source), registration })
     }
 
     /// The source.
     pub(crate) fn get(&self) -> &S {
-        self.source
-            .as_ref()
-            .expect("PollEvented source is only taken in drop")
+        self.source.as_ref().expect("PollEvented source is only taken in drop")
     }
 
     pub(crate) fn registration(&self) -> &Registration {
@@ -120,9 +108,7 @@ impl<S: mio::event::Source> PollEvented<S> {
         loop {
             let seen = ready!(self.registration.poll_ready(cx, dir))?;
             match op(self.get()) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.registration.clear_readiness(seen)
-                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.registration.clear_readiness(seen),
                 Ok(r) => {
                     if exhausted(&r) {
                         self.registration.clear_readiness(seen);

@@ -33,10 +33,7 @@ impl Wake for Flag {
 /// Polls `fut` on this thread, parking `driver` while it is pending.
 fn block_on<F: Future>(driver: &mut Driver, fut: F) -> F::Output {
     let _ctx = enter_driver(driver.handle().clone());
-    let flag = StdArc::new(Flag {
-        woken: AtomicBool::new(false),
-        handle: driver.handle().clone(),
-    });
+    let flag = StdArc::new(Flag { woken: AtomicBool::new(false), handle: driver.handle().clone() });
     let waker = Waker::from(flag.clone());
     let mut cx = Context::from_waker(&waker);
     let mut fut = pin!(fut);
@@ -69,10 +66,7 @@ fn sleep_never_completes_early_and_is_counted() {
 fn zero_past_and_max_sleeps_are_well_defined() {
     let mut driver = new_driver();
     block_on(&mut driver, sleep(Duration::ZERO));
-    block_on(
-        &mut driver,
-        sleep_until(Instant::now() - Duration::from_millis(5)),
-    );
+    block_on(&mut driver, sleep_until(Instant::now() - Duration::from_millis(5)));
     let _ctx = enter_driver(driver.handle().clone());
     let mut far = sleep(Duration::MAX);
     let mut cx = Context::from_waker(Waker::noop());
@@ -114,26 +108,18 @@ fn timers_fire_once_in_deadline_order_and_cancelled_never() {
     let mut rng = StdRng::seed_from_u64(7);
     let log = StdArc::new(std::sync::Mutex::new(Vec::new()));
     let start = Instant::now();
-    let deadlines: Vec<Instant> = (0..TIMERS)
-        .map(|_| start + Duration::from_micros(rng.random_range(0..SPREAD_MS * 1000)))
-        .collect();
+    let deadlines: Vec<Instant> =
+        (0..TIMERS).map(|_| start + Duration::from_micros(rng.random_range(0..SPREAD_MS * 1000))).collect();
     let mut sleeps: Vec<Option<crate::time::Sleep>> = Vec::new();
     let mut registered = vec![false; TIMERS];
     for (id, &d) in deadlines.iter().enumerate() {
-        let waker = Waker::from(StdArc::new(Recorder {
-            id,
-            log: log.clone(),
-        }));
+        let waker = Waker::from(StdArc::new(Recorder { id, log: log.clone() }));
         let mut s = sleep_until(d);
-        registered[id] = Pin::new(&mut s)
-            .poll(&mut Context::from_waker(&waker))
-            .is_pending();
+        registered[id] = Pin::new(&mut s).poll(&mut Context::from_waker(&waker)).is_pending();
         sleeps.push(Some(s));
     }
     // Cancel every third timer that was filed.
-    let cancelled: Vec<usize> = (0..TIMERS)
-        .filter(|&i| registered[i] && i % 3 == 0)
-        .collect();
+    let cancelled: Vec<usize> = (0..TIMERS).filter(|&i| registered[i] && i % 3 == 0).collect();
     for &i in &cancelled {
         sleeps[i] = None;
     }
@@ -144,11 +130,7 @@ fn timers_fire_once_in_deadline_order_and_cancelled_never() {
     driver.park(Some(Duration::ZERO));
     let now = Instant::now();
     let order = log.lock().unwrap().clone();
-    assert_eq!(
-        order.len(),
-        expected,
-        "a timer fired twice or a cancelled one fired"
-    );
+    assert_eq!(order.len(), expected, "a timer fired twice or a cancelled one fired");
     let mut seen = vec![false; TIMERS];
     for w in order.windows(2) {
         // Deadlines a full millisecond apart fire in deadline order.
@@ -161,16 +143,11 @@ fn timers_fire_once_in_deadline_order_and_cancelled_never() {
         );
     }
     for &id in &order {
-        assert!(
-            !seen[id] && registered[id] && id % 3 != 0,
-            "timer {id} fired unexpectedly"
-        );
+        assert!(!seen[id] && registered[id] && id % 3 != 0, "timer {id} fired unexpectedly");
         seen[id] = true;
         assert!(deadlines[id] <= now);
         let mut cx = Context::from_waker(Waker::noop());
-        assert!(Pin::new(sleeps[id].as_mut().unwrap())
-            .poll(&mut cx)
-            .is_ready());
+        assert!(Pin::new(sleeps[id].as_mut().unwrap()).poll(&mut cx).is_ready());
     }
     assert_eq!(driver.handle().metrics().timers_fired, expected as u64);
 }
@@ -190,10 +167,7 @@ fn earlier_timer_from_another_thread_unparks_a_blocked_driver() {
             let _ctx = enter_driver(handle.clone());
             let waker = Waker::from(StdArc::new(Unparker(std::thread::current())));
             let mut short = sleep(Duration::from_millis(2));
-            while Pin::new(&mut short)
-                .poll(&mut Context::from_waker(&waker))
-                .is_pending()
-            {
+            while Pin::new(&mut short).poll(&mut Context::from_waker(&waker)).is_pending() {
                 std::thread::park();
             }
             fired.store(true, StdOrdering::Release);
@@ -206,19 +180,13 @@ fn earlier_timer_from_another_thread_unparks_a_blocked_driver() {
         driver.park(None);
     }
     thread.join().unwrap();
-    assert!(
-        Pin::new(&mut long).poll(&mut cx).is_pending(),
-        "the 30 s timer fired"
-    );
+    assert!(Pin::new(&mut long).poll(&mut cx).is_pending(), "the 30 s timer fired");
 }
 
 #[test]
 fn timeout_gives_elapsed_for_pending_and_value_for_ready() {
     let mut driver = new_driver();
-    let pending = block_on(
-        &mut driver,
-        timeout(Duration::from_millis(2), std::future::pending::<()>()),
-    );
+    let pending = block_on(&mut driver, timeout(Duration::from_millis(2), std::future::pending::<()>()));
     assert!(pending.is_err());
     let ready = block_on(&mut driver, timeout(Duration::ZERO, async { 7 }));
     assert_eq!(ready, Ok(7));
@@ -334,9 +302,7 @@ fn shutdown_wakes_sockets_and_timers_and_refuses_new_ones() {
         other => panic!("accept after shutdown: {other:?}"),
     }
     assert!(Pin::new(&mut nap).poll(&mut cx).is_ready());
-    assert!(Pin::new(&mut sleep(Duration::from_secs(60)))
-        .poll(&mut cx)
-        .is_ready());
+    assert!(Pin::new(&mut sleep(Duration::from_secs(60))).poll(&mut cx).is_ready());
     let err = block_on(&mut driver, TcpListener::bind("127.0.0.1:0")).unwrap_err();
     assert_eq!(err.to_string(), io::SHUTDOWN_MESSAGE);
 }

@@ -90,11 +90,7 @@ pub(crate) struct TimeShared {
 impl TimeShared {
     pub(crate) fn new() -> Self {
         TimeShared {
-            core: Mutex::new(TimeCore {
-                wheel: Wheel::new(),
-                parked_until: None,
-                shutdown: false,
-            }),
+            core: Mutex::new(TimeCore { wheel: Wheel::new(), parked_until: None, shutdown: false }),
             origin: Instant::now(),
             next_due: AtomicU64::new(u64::MAX),
             counters: TimerCounters::default(),
@@ -109,9 +105,7 @@ impl TimeShared {
         self.counters.lock_contended.fetch_add(1, Ordering::Relaxed);
         // Nothing that can panic runs under this lock (no waker code; the
         // wheel's own asserts are invariant breaks), so poison is ignored.
-        self.core
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.core.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The tick of `deadline`, rounded up; saturates instead of overflowing.
@@ -119,18 +113,14 @@ impl TimeShared {
         let d = deadline.saturating_duration_since(self.origin);
         // u64 arithmetic: `as_nanos` is u128 and its division is slow.
         let sub_ticks = u64::from(d.subsec_nanos().div_ceil(TICK_NS));
-        d.as_secs()
-            .saturating_mul(TICKS_PER_S)
-            .saturating_add(sub_ticks)
+        d.as_secs().saturating_mul(TICKS_PER_S).saturating_add(sub_ticks)
     }
 
     /// The last tick the clock has reached at `now`.
     fn tick_floor(&self, now: Instant) -> u64 {
         let d = now.saturating_duration_since(self.origin);
         let sub_ticks = u64::from(d.subsec_nanos() / TICK_NS);
-        d.as_secs()
-            .saturating_mul(TICKS_PER_S)
-            .saturating_add(sub_ticks)
+        d.as_secs().saturating_mul(TICKS_PER_S).saturating_add(sub_ticks)
     }
 
     /// The instant of `tick`; `None` if it is not representable.
@@ -145,10 +135,7 @@ impl TimeShared {
     /// as much as the rest of an insert, so `sleep(d)` skips it).
     pub(crate) fn register(&self, deadline: Instant, waker: &Waker) -> Registered {
         let when = self.tick_ceil(deadline);
-        let data = TimerData {
-            waker: Some(waker.clone()),
-            deadline,
-        };
+        let data = TimerData { waker: Some(waker.clone()), deadline };
         let mut core = self.lock();
         if core.shutdown {
             drop(core);
@@ -208,17 +195,14 @@ impl TimeShared {
             if next <= now_tick {
                 return Some(Duration::ZERO);
             }
-            self.instant_of(next)
-                .map(|at| at.saturating_duration_since(now))
+            self.instant_of(next).map(|at| at.saturating_duration_since(now))
         });
         let wait = match (timeout, timer_wait) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
         if wait != Some(Duration::ZERO) {
-            let until = wait
-                .and_then(|w| now.checked_add(w))
-                .map_or(u64::MAX, |at| self.tick_ceil(at));
+            let until = wait.and_then(|w| now.checked_add(w)).map_or(u64::MAX, |at| self.tick_ceil(at));
             core.parked_until = Some(until);
         }
         wait
@@ -258,8 +242,7 @@ impl TimeShared {
         let c = &self.counters;
         // Relaxed: statistics, read by snapshots that tolerate staleness.
         c.fired.fetch_add(fired, Ordering::Relaxed);
-        c.lateness_us_total
-            .fetch_add(late_total_us, Ordering::Relaxed);
+        c.lateness_us_total.fetch_add(late_total_us, Ordering::Relaxed);
         c.lateness_us_max.fetch_max(late_max_us, Ordering::Relaxed);
     }
 
@@ -289,16 +272,10 @@ mod tests {
         assert_eq!(t.tick_ceil(o), 0);
         assert_eq!(t.tick_ceil(o + Duration::from_nanos(1)), 1);
         assert_eq!(t.tick_ceil(o + Duration::from_millis(1)), 1);
-        assert_eq!(
-            t.tick_ceil(o + Duration::from_millis(1) + Duration::from_nanos(1)),
-            2
-        );
+        assert_eq!(t.tick_ceil(o + Duration::from_millis(1) + Duration::from_nanos(1)), 2);
         assert_eq!(t.tick_floor(o + Duration::from_micros(1999)), 1);
         // Before the origin: tick 0, no underflow.
-        assert_eq!(
-            t.tick_ceil(o.checked_sub(Duration::from_secs(1)).unwrap_or(o)),
-            0
-        );
+        assert_eq!(t.tick_ceil(o.checked_sub(Duration::from_secs(1)).unwrap_or(o)), 0);
     }
 
     #[test]
@@ -308,9 +285,7 @@ mod tests {
         let tick = t.tick_ceil(far);
         assert!(tick > 3_000_000_000_000, "{tick}");
         let waker = Waker::noop();
-        let Registered::Pending { key, .. } = t.register(far, waker) else {
-            panic!("far future elapsed")
-        };
+        let Registered::Pending { key, .. } = t.register(far, waker) else { panic!("far future elapsed") };
         assert_eq!(t.before_park(Some(Duration::ZERO)), Some(Duration::ZERO));
         let wait = t.before_park(None).expect("a timer bounds the park");
         assert!(wait > Duration::from_secs(60 * 60 * 24), "{wait:?}");
@@ -322,20 +297,14 @@ mod tests {
     #[test]
     fn past_deadline_is_elapsed_without_filing() {
         let t = TimeShared::new();
-        assert!(matches!(
-            t.register(t.origin, Waker::noop()),
-            Registered::Elapsed
-        ));
+        assert!(matches!(t.register(t.origin, Waker::noop()), Registered::Elapsed));
         let past = Instant::now();
         // Let the clock reach the next tick; then the wheel has passed `past`.
         while t.tick_floor(Instant::now()) <= t.tick_ceil(past) {
             std::hint::spin_loop();
         }
         t.after_park(&mut Vec::new(), true);
-        assert!(matches!(
-            t.register(past, Waker::noop()),
-            Registered::Elapsed
-        ));
+        assert!(matches!(t.register(past, Waker::noop()), Registered::Elapsed));
         assert_eq!(t.pending(), 0);
     }
 
@@ -343,18 +312,14 @@ mod tests {
     fn earlier_timer_than_the_park_asks_for_unpark() {
         let t = TimeShared::new();
         let late = Instant::now() + Duration::from_secs(100);
-        let Registered::Pending { unpark: false, .. } = t.register(late, Waker::noop()) else {
-            panic!()
-        };
+        let Registered::Pending { unpark: false, .. } = t.register(late, Waker::noop()) else { panic!() };
         t.before_park(None); // a driver now blocks until `late`
         let soon = Instant::now() + Duration::from_secs(10);
         let Registered::Pending { unpark: true, .. } = t.register(soon, Waker::noop()) else {
             panic!("an earlier timer must unpark the blocked driver")
         };
         let later = Instant::now() + Duration::from_secs(200);
-        let Registered::Pending { unpark: false, .. } = t.register(later, Waker::noop()) else {
-            panic!()
-        };
+        let Registered::Pending { unpark: false, .. } = t.register(later, Waker::noop()) else { panic!() };
         t.after_park(&mut Vec::new(), true);
         let Registered::Pending { unpark: false, .. } = t.register(soon, Waker::noop()) else {
             panic!("no driver is parked any more")
@@ -365,16 +330,11 @@ mod tests {
     fn shutdown_fires_everything_and_later_registrations_elapse() {
         let t = TimeShared::new();
         let far = Instant::now() + Duration::from_secs(100);
-        let Registered::Pending { key, .. } = t.register(far, Waker::noop()) else {
-            panic!()
-        };
+        let Registered::Pending { key, .. } = t.register(far, Waker::noop()) else { panic!() };
         let mut out = Vec::new();
         t.shutdown(&mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(t.poll_fired(key, Waker::noop()), Poll::Ready(()));
-        assert!(matches!(
-            t.register(far, Waker::noop()),
-            Registered::Elapsed
-        ));
+        assert!(matches!(t.register(far, Waker::noop()), Registered::Elapsed));
     }
 }

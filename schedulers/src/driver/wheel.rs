@@ -127,10 +127,7 @@ impl<T> Wheel<T> {
     pub(crate) fn new() -> Self {
         Wheel {
             elapsed: 0,
-            levels: std::array::from_fn(|_| Level {
-                occupied: 0,
-                heads: [NIL; SLOTS],
-            }),
+            levels: std::array::from_fn(|_| Level { occupied: 0, heads: [NIL; SLOTS] }),
             entries: Vec::new(),
             free_head: NIL,
             pending: 0,
@@ -158,10 +155,7 @@ impl<T> Wheel<T> {
         let index = self.alloc(when, payload);
         self.link(index);
         self.pending += 1;
-        Ok(TimerKey {
-            index,
-            generation: self.entries[index as usize].generation,
-        })
+        Ok(TimerKey { index, generation: self.entries[index as usize].generation })
     }
 
     /// Removes the entry, pending (cancelled, it will never fire) or fired,
@@ -235,9 +229,7 @@ impl<T> Wheel<T> {
 
     /// The live entry `key` names, if it is not stale.
     fn entry(&self, key: TimerKey) -> Option<&Entry<T>> {
-        self.entries
-            .get(key.index as usize)
-            .filter(|e| e.generation == key.generation && e.state != State::Free)
+        self.entries.get(key.index as usize).filter(|e| e.generation == key.generation && e.state != State::Free)
     }
 
     fn alloc(&mut self, when: u64, payload: T) -> u32 {
@@ -266,11 +258,7 @@ impl<T> Wheel<T> {
 
     /// Where an entry due at `when` (> `elapsed`) is filed now.
     fn position(&self, when: u64) -> (usize, usize) {
-        debug_assert!(
-            when > self.elapsed,
-            "filing a due entry: when {when} elapsed {}",
-            self.elapsed
-        );
+        debug_assert!(when > self.elapsed, "filing a due entry: when {when} elapsed {}", self.elapsed);
         let differing = (self.elapsed ^ when) | SLOT_MASK;
         let highest_bit = u64::BITS - 1 - differing.leading_zeros();
         let level = (highest_bit / SLOT_BITS) as usize;
@@ -282,10 +270,7 @@ impl<T> Wheel<T> {
             (TOP, digit(when, TOP) as usize)
         } else {
             // Beyond the span: park in the last slot of this turn.
-            (
-                TOP,
-                ((digit(self.elapsed, TOP) + SLOT_MASK) & SLOT_MASK) as usize,
-            )
+            (TOP, ((digit(self.elapsed, TOP) + SLOT_MASK) & SLOT_MASK) as usize)
         }
     }
 
@@ -302,10 +287,7 @@ impl<T> Wheel<T> {
         let e = &mut self.entries[index as usize];
         e.prev = NIL;
         e.next = head;
-        e.state = State::Pending {
-            level: level as u8,
-            slot: slot as u8,
-        };
+        e.state = State::Pending { level: level as u8, slot: slot as u8 };
     }
 
     fn unlink(&mut self, index: u32) {
@@ -329,20 +311,15 @@ impl<T> Wheel<T> {
 
     /// The earliest occupied slot: `(level, slot, start tick)`.
     fn next_slot(&self) -> Option<(usize, usize, u64)> {
-        self.levels
-            .iter()
-            .enumerate()
-            .find(|(_, l)| l.occupied != 0)
-            .map(|(level, l)| {
-                let current = digit(self.elapsed, level);
-                // Slots after the current digit, wrapping (only the top level
-                // wraps: lower levels hold only slots after the current one).
-                let ahead = u64::from(l.occupied.rotate_right(current as u32).trailing_zeros());
-                let slot = ((current + ahead) & SLOT_MASK) as usize;
-                let start =
-                    slot_floor(self.elapsed, level).saturating_add(ahead * slot_ticks(level));
-                (level, slot, start)
-            })
+        self.levels.iter().enumerate().find(|(_, l)| l.occupied != 0).map(|(level, l)| {
+            let current = digit(self.elapsed, level);
+            // Slots after the current digit, wrapping (only the top level
+            // wraps: lower levels hold only slots after the current one).
+            let ahead = u64::from(l.occupied.rotate_right(current as u32).trailing_zeros());
+            let slot = ((current + ahead) & SLOT_MASK) as usize;
+            let start = slot_floor(self.elapsed, level).saturating_add(ahead * slot_ticks(level));
+            (level, slot, start)
+        })
     }
 
     /// Detaches slot `(level, slot)`'s whole list and returns its head.
@@ -353,12 +330,7 @@ impl<T> Wheel<T> {
     }
 
     /// Fires what in a taken slot is due at `elapsed`, re-files the rest.
-    fn expire_slot(
-        &mut self,
-        level: usize,
-        slot: usize,
-        on_fire: &mut impl FnMut(&mut T),
-    ) -> usize {
+    fn expire_slot(&mut self, level: usize, slot: usize, on_fire: &mut impl FnMut(&mut T)) -> usize {
         let mut fired = 0;
         let mut cur = self.take_slot(level, slot);
         while cur != NIL {
@@ -412,11 +384,7 @@ mod tests {
         for level in 1..LEVELS {
             let boundary = slot_ticks(level);
             assert_eq!(w.position(boundary), (level, 1), "level {level}");
-            assert_eq!(
-                w.position(boundary - 1),
-                (level - 1, 63),
-                "below level {level}"
-            );
+            assert_eq!(w.position(boundary - 1), (level - 1, 63), "below level {level}");
         }
         assert_eq!(w.position(SPAN_TICKS - 1), (TOP, 63));
         // From a non-zero time the level is the highest differing digit.
@@ -473,13 +441,7 @@ mod tests {
 
     #[test]
     fn far_future_is_refiled_and_fires_on_time() {
-        let whens = [
-            SPAN_TICKS - 1,
-            SPAN_TICKS,
-            SPAN_TICKS + 1,
-            3 * SPAN_TICKS + 12_345,
-            1 << 40,
-        ];
+        let whens = [SPAN_TICKS - 1, SPAN_TICKS, SPAN_TICKS + 1, 3 * SPAN_TICKS + 12_345, 1 << 40];
         for when in whens {
             let mut w = Wheel::new();
             w.elapsed = 17;
@@ -488,16 +450,9 @@ mod tests {
             // Walk in large uneven strides so top-level slots re-file.
             while now + slot_ticks(TOP) / 3 < when {
                 now += slot_ticks(TOP) / 3;
-                assert_eq!(
-                    fire(&mut w, now),
-                    Vec::<u64>::new(),
-                    "{when} early at {now}"
-                );
+                assert_eq!(fire(&mut w, now), Vec::<u64>::new(), "{when} early at {now}");
                 let next = w.next_expiration().unwrap();
-                assert!(
-                    next > now && next <= when,
-                    "next {next} now {now} when {when}"
-                );
+                assert!(next > now && next <= when, "next {next} now {now} when {when}");
             }
             assert_eq!(fire(&mut w, when - 1), Vec::<u64>::new());
             assert_eq!(fire(&mut w, when), vec![when]);
@@ -528,19 +483,14 @@ mod tests {
     #[test]
     fn cancelled_entries_never_fire_and_keys_go_stale() {
         let mut w = Wheel::new();
-        let keys: Vec<_> = (1..=200u64)
-            .map(|t| (t, w.insert(t * 37, t).unwrap()))
-            .collect();
+        let keys: Vec<_> = (1..=200u64).map(|t| (t, w.insert(t * 37, t).unwrap())).collect();
         for &(t, key) in keys.iter().filter(|(t, _)| t % 3 == 0) {
             assert_eq!(w.remove(key), Some(t));
             assert_eq!(w.remove(key), None, "double remove");
             assert!(w.get_mut(key).is_none());
         }
         let fired = fire(&mut w, 200 * 37);
-        assert_eq!(
-            fired,
-            (1..=200u64).filter(|t| t % 3 != 0).collect::<Vec<_>>()
-        );
+        assert_eq!(fired, (1..=200u64).filter(|t| t % 3 != 0).collect::<Vec<_>>());
         // A fired entry reports it until removed; its slot is then reused
         // under a new generation, so the old key cannot reach the new entry.
         let (t, key) = keys[0];
@@ -602,31 +552,20 @@ mod tests {
                     assert_eq!(w.remove(key), Some(k.1));
                 }
                 _ => {
-                    let step = if rng.random_bool(0.1) {
-                        1 << rng.random_range(10..38)
-                    } else {
-                        rng.random_range(0..200)
-                    };
+                    let step =
+                        if rng.random_bool(0.1) { 1 << rng.random_range(10..38) } else { rng.random_range(0..200) };
                     let now = w.elapsed() + step;
-                    let due: Vec<(u64, u64)> =
-                        model.range(..(now + 1, 0)).map(|(k, _)| *k).collect();
+                    let due: Vec<(u64, u64)> = model.range(..(now + 1, 0)).map(|(k, _)| *k).collect();
                     let fired = fire(&mut w, now);
                     let mut fired_keys: Vec<(u64, u64)> = Vec::new();
                     for p in fired {
-                        let k = *due
-                            .iter()
-                            .find(|k| k.1 == p)
-                            .expect("fired an entry that is not due");
+                        let k = *due.iter().find(|k| k.1 == p).expect("fired an entry that is not due");
                         fired_keys.push(k);
                     }
                     let mut sorted = fired_keys.clone();
                     sorted.sort_unstable_by_key(|k| k.0);
                     let in_order: Vec<u64> = fired_keys.iter().map(|k| k.0).collect();
-                    assert_eq!(
-                        in_order,
-                        sorted.iter().map(|k| k.0).collect::<Vec<_>>(),
-                        "out of order"
-                    );
+                    assert_eq!(in_order, sorted.iter().map(|k| k.0).collect::<Vec<_>>(), "out of order");
                     assert_eq!(fired_keys.len(), due.len(), "missed due entries");
                     for k in due {
                         w.remove(model.remove(&k).unwrap()).unwrap();
@@ -634,13 +573,8 @@ mod tests {
                 }
             }
             assert_eq!(w.pending(), model.len());
-            if let (Some(next), Some(((first, _), _))) =
-                (w.next_expiration(), model.first_key_value())
-            {
-                assert!(
-                    next <= *first && next > w.elapsed(),
-                    "next {next} first {first}"
-                );
+            if let (Some(next), Some(((first, _), _))) = (w.next_expiration(), model.first_key_value()) {
+                assert!(next <= *first && next > w.elapsed(), "next {next} first {first}");
             }
         }
     }

@@ -12,7 +12,11 @@ use crate::loom::sync::Mutex;
 
 /// A future that completes once `go` is set; stores its waker first, then
 /// checks (so a concurrent setter that takes the waker cannot be missed).
-fn gated(go: Arc<AtomicBool>, slot: Arc<Mutex<Option<Waker>>>, _drop: DropCount) -> impl std::future::Future<Output = u32> {
+fn gated(
+    go: Arc<AtomicBool>,
+    slot: Arc<Mutex<Option<Waker>>>,
+    _drop: DropCount,
+) -> impl std::future::Future<Output = u32> {
     poll_fn(move |cx| {
         let _keep = &_drop;
         *slot.lock().unwrap() = Some(cx.waker().clone());

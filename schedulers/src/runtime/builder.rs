@@ -161,7 +161,8 @@ impl Builder {
     {
         let (policy, cores) = P::new(workers, &knobs);
         let (driver, driver_handle) = Driver::new(DriverConfig::default())?;
-        let (parkers, unparkers): (Vec<_>, Vec<_>) = (0..workers).map(|_| park::pair(Some(driver_handle.clone()))).unzip();
+        let (parkers, unparkers): (Vec<_>, Vec<_>) =
+            (0..workers).map(|_| park::pair(Some(driver_handle.clone()))).unzip();
         let blocking = BlockingPool::new(self.max_blocking_threads, self.blocking_keep_alive, &self.thread_name);
         let shared = Arc::new(Shared::new(policy, knobs, workers, unparkers.into(), driver, driver_handle, blocking));
         let handle = Handle::from(shared.clone());
@@ -193,6 +194,10 @@ impl Builder {
 
 impl std::fmt::Debug for Builder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Builder").field("kind", &self.kind).field("workers", &self.workers).field("knobs", &self.knobs).finish()
+        f.debug_struct("Builder")
+            .field("kind", &self.kind)
+            .field("workers", &self.workers)
+            .field("knobs", &self.knobs)
+            .finish()
     }
 }

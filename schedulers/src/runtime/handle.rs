@@ -247,4 +247,3 @@ impl std::fmt::Debug for Runtime {
         self.handle.fmt(f)
     }
 }
-

@@ -177,7 +177,8 @@ impl Idle {
             state = self.parked[index].load(SeqCst);
             if state == PARKED {
                 let pos = sleepers.iter().position(|&i| i == index);
-                let pos = pos.unwrap_or_else(|| panic!("worker {index} marked parked but not in sleepers {sleepers:?}"));
+                let pos =
+                    pos.unwrap_or_else(|| panic!("worker {index} marked parked but not in sleepers {sleepers:?}"));
                 sleepers.swap_remove(pos);
                 self.state.fetch_add(ONE_UNPARKED, SeqCst);
             }

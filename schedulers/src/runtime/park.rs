@@ -56,7 +56,8 @@ pub(crate) enum Parked {
 }
 
 pub(crate) fn pair(driver: Option<driver::Handle>) -> (Parker, Unparker) {
-    let inner = Arc::new(Inner { state: AtomicUsize::new(EMPTY), mutex: Mutex::new(()), condvar: Condvar::new(), driver });
+    let inner =
+        Arc::new(Inner { state: AtomicUsize::new(EMPTY), mutex: Mutex::new(()), condvar: Condvar::new(), driver });
     (Parker { inner: inner.clone() }, Unparker { inner })
 }
 

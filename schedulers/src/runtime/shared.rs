@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 
+use super::context;
 use super::idle::Idle;
 use super::park::Unparker;
 use super::worker::WorkerCx;
-use super::context;
 use crate::blocking::BlockingPool;
 use crate::driver::{self, Driver};
 use crate::knobs::Knobs;

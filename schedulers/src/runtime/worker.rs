@@ -157,7 +157,12 @@ impl<P: Policy> WorkerCx<P> {
     fn next_lifo(&self) -> Option<Notified> {
         let mut slot = self.core.borrow_mut();
         let core = slot.as_mut()?;
-        let w = WorkerRef { index: self.index, counters: self.counters(), tick: core.tick, is_searching: core.is_searching };
+        let w = WorkerRef {
+            index: self.index,
+            counters: self.counters(),
+            tick: core.tick,
+            is_searching: core.is_searching,
+        };
         self.shared.policy.next_lifo(&mut core.policy, &w, coop::has_budget_remaining())
     }
 

@@ -13,7 +13,7 @@
 
 pub(crate) mod queue;
 
-use crate::fairness::{FastRand, Fairness};
+use crate::fairness::{Fairness, FastRand};
 use crate::inject::Inject;
 use crate::knobs::{Knobs, StealAmount, Victim};
 use crate::metrics::Counters;

@@ -283,19 +283,14 @@ fn with_start_index<T>(capacity: usize, start: u32) -> (Local<T>, Steal<T>) {
         "local queue capacity must be a power of two in {MIN_CAPACITY}..={MAX_CAPACITY}, \
          got {capacity}"
     );
-    let slots = (0..capacity)
-        .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
-        .collect();
+    let slots = (0..capacity).map(|_| UnsafeCell::new(MaybeUninit::uninit())).collect();
     let inner = Arc::new(Inner {
         head: CachePadded::new(AtomicU64::new(pack(start, start))),
         tail: CachePadded::new(AtomicU32::new(start)),
         mask: u32::try_from(capacity - 1).expect("capacity is at most MAX_CAPACITY"),
         slots,
     });
-    let local = Local {
-        inner: inner.clone(),
-        _not_sync: PhantomData,
-    };
+    let local = Local { inner: inner.clone(), _not_sync: PhantomData };
     (local, Steal(inner))
 }
 
@@ -381,13 +376,7 @@ impl<T> Local<T> {
     /// Push step 3: moves the older half of a full ring plus `task` to
     /// `overflow` in one batch. Gives the task back if a thief moved the head
     /// first.
-    fn overflow_half<O: Overflow<T>>(
-        &mut self,
-        task: T,
-        head: u32,
-        tail: u32,
-        overflow: &O,
-    ) -> Result<(), T> {
+    fn overflow_half<O: Overflow<T>>(&mut self, task: T, head: u32, tail: u32, overflow: &O) -> Result<(), T> {
         let capacity = self.inner.capacity();
         assert_eq!(
             tail.wrapping_sub(head),
@@ -410,19 +399,9 @@ impl<T> Local<T> {
         if result.is_err() {
             return Err(task);
         }
-        let mut batch = Batch {
-            inner: &self.inner,
-            next: head,
-            left_in_ring: moved,
-            new_task: Some(task),
-        };
+        let mut batch = Batch { inner: &self.inner, next: head, left_in_ring: moved, new_task: Some(task) };
         overflow.push_batch(batch.by_ref());
-        assert!(
-            batch.len() == 0,
-            "overflow sink left {} of {} tasks unconsumed",
-            batch.len(),
-            moved + 1
-        );
+        assert!(batch.len() == 0, "overflow sink left {} of {} tasks unconsumed", batch.len(), moved + 1);
         Ok(())
     }
 
@@ -444,11 +423,7 @@ impl<T> Local<T> {
              (steal head {steal}, tail {tail}, capacity {})",
             self.inner.capacity()
         );
-        let mut publish = PublishOnDrop {
-            tail: &self.inner.tail,
-            start: tail,
-            written: 0,
-        };
+        let mut publish = PublishOnDrop { tail: &self.inner.tail, start: tail, written: 0 };
         for task in tasks.take(count) {
             // SAFETY: fewer than `free` tasks are written, so the index is in
             // `[tail, steal head + capacity)`: free, and only we write slots.
@@ -515,8 +490,7 @@ impl Drop for PublishOnDrop<'_> {
     fn drop(&mut self) {
         // Release: publishes the slots; pairs with the Acquire load of the
         // tail in `Steal::claim`.
-        self.tail
-            .store(self.start.wrapping_add(self.written), Release);
+        self.tail.store(self.start.wrapping_add(self.written), Release);
     }
 }
 
@@ -590,10 +564,7 @@ impl<T> Steal<T> {
     /// counting it; `None` when there was nothing to take, `dst` is more than
     /// half full, or another thief is at work on this victim.
     pub fn steal_into(&self, dst: &mut Local<T>, limit: StealLimit) -> Option<(T, usize)> {
-        assert!(
-            !ptr::eq(&*self.0, &*dst.inner),
-            "a worker cannot steal from its own queue"
-        );
+        assert!(!ptr::eq(&*self.0, &*dst.inner), "a worker cannot steal from its own queue");
         // Step 1. Acquire: pairs with the Release CAS ending a claim on
         // `dst` (step 6 of a thief of ours), so its reads of `dst` slots
         // happen before we write them.
@@ -623,9 +594,7 @@ impl<T> Steal<T> {
         if count > 1 {
             // Release: publishes the moved tasks; pairs with the Acquire load
             // of `dst`'s tail in `claim` by thieves of `dst`.
-            dst.inner
-                .tail
-                .store(dst_tail.wrapping_add(count - 1), Release);
+            dst.inner.tail.store(dst_tail.wrapping_add(count - 1), Release);
         }
         Some((last, count as usize))
     }
@@ -680,10 +649,7 @@ impl<T> Steal<T> {
         let mut head = self.0.head.load(Relaxed);
         loop {
             let (steal, real) = unpack(head);
-            assert_eq!(
-                steal, first,
-                "steal head moved while a claim was held (real head {real})"
-            );
+            assert_eq!(steal, first, "steal head moved while a claim was held (real head {real})");
             match self.0.head.compare_exchange_weak(
                 head,
                 pack(real, real),
@@ -710,10 +676,7 @@ impl<T> Clone for Steal<T> {
 
 impl<T> fmt::Debug for Local<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Local")
-            .field("len", &self.len())
-            .field("capacity", &self.capacity())
-            .finish()
+        f.debug_struct("Local").field("len", &self.len()).field("capacity", &self.capacity()).finish()
     }
 }
 

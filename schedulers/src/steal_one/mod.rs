@@ -14,7 +14,7 @@
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 
-use crate::fairness::{FastRand, Fairness};
+use crate::fairness::{Fairness, FastRand};
 use crate::global::{close_injector, pop_injector, push_closable};
 use crate::knobs::{Knobs, Victim};
 use crate::loom::sync::atomic::AtomicBool;
@@ -89,10 +89,15 @@ impl Policy for StealOne {
 
     fn new(workers: usize, knobs: &Knobs) -> (Self, Vec<Core>) {
         let cores: Vec<Core> = (0..workers)
-            .map(|i| Core { deque: Worker::new_lifo(), fairness: Fairness::new(knobs.global_interval), rng: FastRand::new(i + 1) })
+            .map(|i| Core {
+                deque: Worker::new_lifo(),
+                fairness: Fairness::new(knobs.global_interval),
+                rng: FastRand::new(i + 1),
+            })
             .collect();
         let stealers = cores.iter().map(|c| c.deque.stealer()).collect();
-        let policy = StealOne { stealers, injector: Injector::new(), closed: AtomicBool::new(false), victim: knobs.victim };
+        let policy =
+            StealOne { stealers, injector: Injector::new(), closed: AtomicBool::new(false), victim: knobs.victim };
         (policy, cores)
     }
 
@@ -161,4 +166,3 @@ impl Policy for StealOne {
         close_injector(&self.injector, &self.closed, out);
     }
 }
-

@@ -44,9 +44,8 @@ pub(crate) struct OwnedTasks {
 impl OwnedTasks {
     pub(crate) fn new(workers: usize) -> OwnedTasks {
         let n = (workers * SHARDS_PER_WORKER).next_power_of_two().min(MAX_SHARDS);
-        let shards = (0..n)
-            .map(|_| CachePadded::new(Mutex::new(Shard { head: None, len: 0, closed: false })))
-            .collect();
+        let shards =
+            (0..n).map(|_| CachePadded::new(Mutex::new(Shard { head: None, len: 0, closed: false }))).collect();
         OwnedTasks { shards, mask: n - 1, next_id: AtomicU64::new(0) }
     }
 

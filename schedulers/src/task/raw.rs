@@ -112,12 +112,7 @@ where
     S: Schedule,
 {
     let cell = Box::new(Cell {
-        header: Header {
-            state: State::new(),
-            vtable: vtable::<F, S>(),
-            owned: UnsafeCell::new(Links::default()),
-            id,
-        },
+        header: Header { state: State::new(), vtable: vtable::<F, S>(), owned: UnsafeCell::new(Links::default()), id },
         scheduler,
         stage: UnsafeCell::new(Stage::Running(future)),
         join_waker: UnsafeCell::new(None),
@@ -293,9 +288,7 @@ fn poll_future<F: Future, S: Schedule>(cell: &Cell<F, S>) -> Poll<()> {
         cell.stage.with_mut(|stage| {
             // SAFETY: RUNNING gives this thread exclusive access to the stage.
             let stage = unsafe { &mut *stage };
-            let Stage::Running(fut) = stage else {
-                unreachable!("polling a task whose stage is not Running")
-            };
+            let Stage::Running(fut) = stage else { unreachable!("polling a task whose stage is not Running") };
             // SAFETY: the future lives in a heap cell that never moves
             // until it is dropped in place.
             unsafe { Pin::new_unchecked(fut) }.poll(&mut cx)

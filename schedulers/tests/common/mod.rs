@@ -66,7 +66,8 @@ impl Flags {
     }
 
     pub fn assert_all_once(&self, what: &str) {
-        let missing: Vec<usize> = (0..self.0.len()).filter(|&i| self.0[i].load(Ordering::Relaxed) != 1).take(10).collect();
+        let missing: Vec<usize> =
+            (0..self.0.len()).filter(|&i| self.0[i].load(Ordering::Relaxed) != 1).take(10).collect();
         assert!(missing.is_empty(), "{what}: tasks not run exactly once (first few): {missing:?}");
     }
 }

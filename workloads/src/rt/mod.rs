@@ -105,10 +105,8 @@ pub trait Spawner: Clone + Send + Sync + 'static {
     fn local_addr(&self, listener: &Self::Listener) -> io::Result<SocketAddr>;
 
     /// Accepts one connection (with `TCP_NODELAY` set).
-    fn accept<'a>(
-        &'a self,
-        listener: &'a Self::Listener,
-    ) -> impl Future<Output = io::Result<Self::Stream>> + Send + 'a;
+    fn accept<'a>(&'a self, listener: &'a Self::Listener)
+        -> impl Future<Output = io::Result<Self::Stream>> + Send + 'a;
 
     /// Connects (with `TCP_NODELAY` set).
     fn connect(&self, addr: SocketAddr) -> impl Future<Output = io::Result<Self::Stream>> + Send;
@@ -132,11 +130,7 @@ pub trait Spawner: Clone + Send + Sync + 'static {
 }
 
 /// Fills `buf` completely; `UnexpectedEof` when the stream ends first.
-pub(crate) async fn read_exact<S: Spawner>(
-    s: &S,
-    stream: &mut S::Stream,
-    buf: &mut [u8],
-) -> io::Result<()> {
+pub(crate) async fn read_exact<S: Spawner>(s: &S, stream: &mut S::Stream, buf: &mut [u8]) -> io::Result<()> {
     let mut filled = 0;
     while filled < buf.len() {
         let n = s.read(stream, &mut buf[filled..]).await?;
@@ -151,10 +145,7 @@ pub(crate) async fn read_exact<S: Spawner>(
 /// Counter names: `COUNTER_NAMES` then `DRIVER_COUNTER_NAMES`.
 pub(crate) fn counter_names() -> impl Iterator<Item = &'static str> {
     use wsbench_schedulers::metrics::{COUNTER_NAMES, DRIVER_COUNTER_NAMES};
-    COUNTER_NAMES
-        .iter()
-        .chain(DRIVER_COUNTER_NAMES.iter())
-        .copied()
+    COUNTER_NAMES.iter().chain(DRIVER_COUNTER_NAMES.iter()).copied()
 }
 
 /// Every counter name with no value (for runtimes that report none).
@@ -187,25 +178,10 @@ mod unit_tests {
 
     #[test]
     fn delta_subtracts_sums_and_keeps_maxima() {
-        let start = vec![
-            ("polls", Some(10)),
-            ("timer_lateness_us_max", Some(7)),
-            ("parks", None),
-        ];
-        let end = vec![
-            ("polls", Some(25)),
-            ("timer_lateness_us_max", Some(5)),
-            ("parks", None),
-        ];
+        let start = vec![("polls", Some(10)), ("timer_lateness_us_max", Some(7)), ("parks", None)];
+        let end = vec![("polls", Some(25)), ("timer_lateness_us_max", Some(5)), ("parks", None)];
         let d = counters_delta(&start, &end);
-        assert_eq!(
-            d,
-            vec![
-                ("polls", Some(15)),
-                ("timer_lateness_us_max", Some(5)),
-                ("parks", None)
-            ]
-        );
+        assert_eq!(d, vec![("polls", Some(15)), ("timer_lateness_us_max", Some(5)), ("parks", None)]);
     }
 
     #[test]

@@ -33,10 +33,7 @@ impl Ours {
         let rt = builder
             .on_thread_start(move |worker_index: usize| pin_current(&cores, worker_index))
             .build()
-            .map_err(|e| Error::Build {
-                sched: spec.sched.clone(),
-                message: e.to_string(),
-            })?;
+            .map_err(|e| Error::Build { sched: spec.sched.clone(), message: e.to_string() })?;
         Ok(Ours { rt })
     }
 }
@@ -45,9 +42,7 @@ impl Rt for Ours {
     type Spawner = OursSpawner;
 
     fn spawner(&self) -> OursSpawner {
-        OursSpawner {
-            handle: self.rt.handle(),
-        }
+        OursSpawner { handle: self.rt.handle() }
     }
 
     fn block_on<F>(&self, f: F) -> F::Output
@@ -76,15 +71,9 @@ impl<T> Future for OursJoin<T> {
     type Output = Result<T, TaskFailed>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Pin::new(&mut self.0).poll(cx).map(|r| {
-            r.map_err(|e| {
-                if e.is_panic() {
-                    TaskFailed::Panicked
-                } else {
-                    TaskFailed::Cancelled
-                }
-            })
-        })
+        Pin::new(&mut self.0)
+            .poll(cx)
+            .map(|r| r.map_err(|e| if e.is_panic() { TaskFailed::Panicked } else { TaskFailed::Cancelled }))
     }
 }
 
@@ -162,12 +151,7 @@ impl Spawner for OursSpawner {
 
     fn counters(&self) -> Counters {
         let m = self.handle.metrics();
-        m.totals()
-            .fields()
-            .into_iter()
-            .chain(m.driver.fields())
-            .map(|(name, v)| (name, Some(v)))
-            .collect()
+        m.totals().fields().into_iter().chain(m.driver.fields()).map(|(name, v)| (name, Some(v))).collect()
     }
 }
 

@@ -9,11 +9,7 @@ pub(crate) fn check_cores(role: &'static str, cores: &[usize]) -> Result<(), Err
     }
     let available = core_affinity::get_core_ids().map_or(0, |ids| ids.len());
     match cores.iter().find(|&&c| c >= available) {
-        Some(&core) => Err(Error::BadCore {
-            role,
-            core,
-            available,
-        }),
+        Some(&core) => Err(Error::BadCore { role, core, available }),
         None => Ok(()),
     }
 }

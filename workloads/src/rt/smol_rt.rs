@@ -37,11 +37,7 @@ pub(crate) struct Smol {
 impl Smol {
     pub(crate) fn build(spec: &RuntimeSpec) -> Result<Self, Error> {
         let executor = Arc::new(Executor::new());
-        let mut smol = Smol {
-            executor,
-            stops: Vec::new(),
-            threads: Vec::new(),
-        };
+        let mut smol = Smol { executor, stops: Vec::new(), threads: Vec::new() };
         for index in 0..spec.workers {
             let (stop_tx, stop_rx) = oneshot::channel::<()>();
             let ex = Arc::clone(&smol.executor);
@@ -82,9 +78,7 @@ impl Rt for Smol {
     type Spawner = SmolSpawner;
 
     fn spawner(&self) -> SmolSpawner {
-        SmolSpawner {
-            executor: Arc::clone(&self.executor),
-        }
+        SmolSpawner { executor: Arc::clone(&self.executor) }
     }
 
     fn block_on<F>(&self, f: F) -> F::Output
@@ -118,10 +112,7 @@ impl<T> Future for SmolJoin<T> {
     type Output = Result<T, TaskFailed>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let task = self
-            .task
-            .as_mut()
-            .expect("SmolJoin polled after it completed");
+        let task = self.task.as_mut().expect("SmolJoin polled after it completed");
         let out = Pin::new(task).poll(cx);
         if out.is_ready() {
             self.task = None;
@@ -144,9 +135,7 @@ impl SmolSpawner {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        SmolJoin {
-            task: Some(self.executor.spawn(AssertUnwindSafe(f).catch_unwind())),
-        }
+        SmolJoin { task: Some(self.executor.spawn(AssertUnwindSafe(f).catch_unwind())) }
     }
 }
 

@@ -13,13 +13,7 @@ use super::{read_exact, Rt, Spawner, TaskFailed};
 use crate::api::RuntimeSpec;
 
 fn spec(sched: &str, workers: usize) -> RuntimeSpec {
-    RuntimeSpec {
-        sched: sched.into(),
-        workers,
-        knobs: Vec::new(),
-        worker_cores: Vec::new(),
-        loadgen_cores: Vec::new(),
-    }
+    RuntimeSpec { sched: sched.into(), workers, knobs: Vec::new(), worker_cores: Vec::new(), loadgen_cores: Vec::new() }
 }
 
 fn spawn_join_and_panic<R: Rt>(rt: R) {
@@ -40,10 +34,7 @@ fn spawn_join_and_panic<R: Rt>(rt: R) {
     assert_eq!(c, Ok(7));
     // The runtime survived the panic.
     let sp2 = sp.clone();
-    assert_eq!(
-        rt.block_on(async move { sp2.spawn(async { 1 }).await }),
-        Ok(1)
-    );
+    assert_eq!(rt.block_on(async move { sp2.spawn(async { 1 }).await }), Ok(1));
     rt.shutdown(Duration::from_secs(1));
 }
 
@@ -56,19 +47,11 @@ fn timers_and_yield<R: Rt>(rt: R) {
         let slept = t.elapsed();
         // A future that never finishes must hit the deadline; one that is
         // ready at once must not.
-        let timed_out = sp
-            .timeout(
-                Duration::from_millis(1),
-                futures_lite::future::pending::<()>(),
-            )
-            .await;
+        let timed_out = sp.timeout(Duration::from_millis(1), futures_lite::future::pending::<()>()).await;
         let in_time = sp.timeout(Duration::from_secs(60), async { 5 }).await;
         (slept, timed_out, in_time)
     });
-    assert!(
-        slept >= Duration::from_millis(2),
-        "woke before the deadline: {slept:?}"
-    );
+    assert!(slept >= Duration::from_millis(2), "woke before the deadline: {slept:?}");
     assert_eq!(timed_out, None);
     assert_eq!(in_time, Some(5));
     rt.shutdown(Duration::from_secs(1));
@@ -77,30 +60,20 @@ fn timers_and_yield<R: Rt>(rt: R) {
 fn tcp_echo<R: Rt>(rt: R) {
     let sp = rt.spawner();
     let got = rt.block_on(async move {
-        let listener = sp
-            .listen(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
-            .await
-            .expect("bind");
+        let listener = sp.listen(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.expect("bind");
         let addr = sp.local_addr(&listener).expect("local_addr");
         let server_sp = sp.clone();
         let server = sp.spawn_inside(async move {
             let mut s = server_sp.accept(&listener).await.expect("accept");
             let mut buf = [0u8; 5];
-            read_exact(&server_sp, &mut s, &mut buf)
-                .await
-                .expect("server read");
+            read_exact(&server_sp, &mut s, &mut buf).await.expect("server read");
             buf.reverse();
-            server_sp
-                .write_all(&mut s, &buf)
-                .await
-                .expect("server write");
+            server_sp.write_all(&mut s, &buf).await.expect("server write");
         });
         let mut c = sp.connect(addr).await.expect("connect");
         sp.write_all(&mut c, b"hello").await.expect("client write");
         let mut back = [0u8; 5];
-        read_exact(&sp, &mut c, &mut back)
-            .await
-            .expect("client read");
+        read_exact(&sp, &mut c, &mut back).await.expect("client read");
         server.await.expect("server task");
         back
     });
@@ -114,11 +87,7 @@ fn counters_have_every_name<R: Rt>(rt: R, expect_some: &[&str]) {
     let names: Vec<_> = c.iter().map(|(n, _)| *n).collect();
     assert_eq!(names, super::counter_names().collect::<Vec<_>>());
     for (name, v) in &c {
-        assert_eq!(
-            v.is_some(),
-            expect_some.contains(name),
-            "counter {name} = {v:?}"
-        );
+        assert_eq!(v.is_some(), expect_some.contains(name), "counter {name} = {v:?}");
     }
     rt.shutdown(Duration::from_secs(1));
 }
@@ -146,11 +115,7 @@ macro_rules! per_runtime {
             #[test]
             fn ours_every_policy() {
                 for kind in SchedulerKind::ALL {
-                    let workers = if kind == SchedulerKind::CurrentThread {
-                        1
-                    } else {
-                        2
-                    };
+                    let workers = if kind == SchedulerKind::CurrentThread { 1 } else { 2 };
                     $check(Ours::build(kind, &spec(kind.name(), workers)).unwrap());
                 }
             }
@@ -164,14 +129,8 @@ per_runtime!(tcp_echo);
 
 #[test]
 fn tokio_reports_only_what_its_stable_metrics_mean() {
-    counters_have_every_name(
-        TokioMulti::build(&spec("tokio", 2)).unwrap(),
-        &["parks", "unparks", "busy_ns"],
-    );
-    counters_have_every_name(
-        TokioCurrent::build(&spec("tokio-current", 1)).unwrap(),
-        &["parks", "unparks", "busy_ns"],
-    );
+    counters_have_every_name(TokioMulti::build(&spec("tokio", 2)).unwrap(), &["parks", "unparks", "busy_ns"]);
+    counters_have_every_name(TokioCurrent::build(&spec("tokio-current", 1)).unwrap(), &["parks", "unparks", "busy_ns"]);
 }
 
 #[test]
@@ -182,23 +141,15 @@ fn smol_reports_no_counters() {
 #[test]
 fn ours_report_every_counter() {
     let all: Vec<_> = super::counter_names().collect();
-    counters_have_every_name(
-        Ours::build(SchedulerKind::StealHalf, &spec("steal-half", 2)).unwrap(),
-        &all,
-    );
+    counters_have_every_name(Ours::build(SchedulerKind::StealHalf, &spec("steal-half", 2)).unwrap(), &all);
 }
 
 #[test]
 fn knobs_reach_our_builder() {
     let mut s = spec("steal-half", 2);
-    s.knobs = vec![
-        ("lifo".into(), "off".into()),
-        ("queue-capacity".into(), "64".into()),
-    ];
+    s.knobs = vec![("lifo".into(), "off".into()), ("queue-capacity".into(), "64".into())];
     assert!(Ours::build(SchedulerKind::StealHalf, &s).is_ok());
     s.knobs = vec![("queue-capacity".into(), "100".into())];
-    let e = Ours::build(SchedulerKind::StealHalf, &s)
-        .err()
-        .expect("a bad knob value must fail the build");
+    let e = Ours::build(SchedulerKind::StealHalf, &s).err().expect("a bad knob value must fail the build");
     assert!(e.to_string().contains("100"), "{e}");
 }

@@ -43,10 +43,7 @@ impl TokioMulti {
             .enable_all()
             .on_thread_start(move || pin_current(&cores, next.fetch_add(1, Ordering::Relaxed)))
             .build()
-            .map_err(|e| Error::Build {
-                sched: spec.sched.clone(),
-                message: e.to_string(),
-            })?;
+            .map_err(|e| Error::Build { sched: spec.sched.clone(), message: e.to_string() })?;
         Ok(TokioMulti { rt })
     }
 }
@@ -55,9 +52,7 @@ impl Rt for TokioMulti {
     type Spawner = TokioSpawner;
 
     fn spawner(&self) -> TokioSpawner {
-        TokioSpawner {
-            handle: self.rt.handle().clone(),
-        }
+        TokioSpawner { handle: self.rt.handle().clone() }
     }
 
     fn block_on<F>(&self, f: F) -> F::Output
@@ -88,10 +83,7 @@ impl TokioCurrent {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| Error::Build {
-                sched: spec.sched.clone(),
-                message: e.to_string(),
-            })?;
+            .map_err(|e| Error::Build { sched: spec.sched.clone(), message: e.to_string() })?;
         let handle = rt.handle().clone();
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let cores = spec.worker_cores.clone();
@@ -106,11 +98,7 @@ impl TokioCurrent {
                 rt.shutdown_timeout(grace);
             })
             .map_err(|e| Error::io("starting the tokio-current worker thread", e))?;
-        Ok(TokioCurrent {
-            handle,
-            stop: Some(stop_tx),
-            thread: Some(thread),
-        })
+        Ok(TokioCurrent { handle, stop: Some(stop_tx), thread: Some(thread) })
     }
 }
 
@@ -118,9 +106,7 @@ impl Rt for TokioCurrent {
     type Spawner = TokioSpawner;
 
     fn spawner(&self) -> TokioSpawner {
-        TokioSpawner {
-            handle: self.handle.clone(),
-        }
+        TokioSpawner { handle: self.handle.clone() }
     }
 
     fn block_on<F>(&self, f: F) -> F::Output
@@ -170,15 +156,9 @@ impl<T> Future for TokioJoin<T> {
     type Output = Result<T, TaskFailed>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Pin::new(&mut self.0).poll(cx).map(|r| {
-            r.map_err(|e| {
-                if e.is_panic() {
-                    TaskFailed::Panicked
-                } else {
-                    TaskFailed::Cancelled
-                }
-            })
-        })
+        Pin::new(&mut self.0)
+            .poll(cx)
+            .map(|r| r.map_err(|e| if e.is_panic() { TaskFailed::Panicked } else { TaskFailed::Cancelled }))
     }
 }
 
@@ -259,9 +239,7 @@ impl Spawner for TokioSpawner {
         let workers = m.num_workers();
         let parks: u64 = (0..workers).map(|w| m.worker_park_count(w)).sum();
         let transitions: u64 = (0..workers).map(|w| m.worker_park_unpark_count(w)).sum();
-        let busy_ns: u64 = (0..workers)
-            .map(|w| duration_ns(m.worker_total_busy_duration(w)))
-            .sum();
+        let busy_ns: u64 = (0..workers).map(|w| duration_ns(m.worker_total_busy_duration(w))).sum();
         counter_names()
             .map(|name| {
                 let v = match name {

@@ -8,32 +8,19 @@ use wsbench_workloads::api::{RunOptions, RunOutput, RuntimeSpec, WorkloadSpec};
 pub const SEED: u64 = 0x5EED;
 
 pub fn rt(sched: &str, workers: usize) -> RuntimeSpec {
-    RuntimeSpec {
-        sched: sched.into(),
-        workers,
-        knobs: Vec::new(),
-        worker_cores: Vec::new(),
-        loadgen_cores: Vec::new(),
-    }
+    RuntimeSpec { sched: sched.into(), workers, knobs: Vec::new(), worker_cores: Vec::new(), loadgen_cores: Vec::new() }
 }
 
 pub fn wl(name: &str, params: &[(&str, &str)], rate: Option<f64>) -> WorkloadSpec {
     WorkloadSpec {
         name: name.into(),
-        params: params
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
+        params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         rate_per_s: rate,
     }
 }
 
 pub fn opts(duration_ms: u64, warmup_ms: u64) -> RunOptions {
-    RunOptions {
-        duration: Duration::from_millis(duration_ms),
-        warmup: Duration::from_millis(warmup_ms),
-        seed: SEED,
-    }
+    RunOptions { duration: Duration::from_millis(duration_ms), warmup: Duration::from_millis(warmup_ms), seed: SEED }
 }
 
 /// Runs; any error fails the test with the error's message. (Returns an
@@ -54,12 +41,7 @@ pub fn us(ns: u64) -> f64 {
 /// `limit` fails the test naming the cell, instead of hanging the suite
 /// (the hung thread is left behind; the test process ends with the
 /// failure).
-pub fn run_watched(
-    rt: &RuntimeSpec,
-    w: &WorkloadSpec,
-    o: &RunOptions,
-    limit: Duration,
-) -> RunOutput {
+pub fn run_watched(rt: &RuntimeSpec, w: &WorkloadSpec, o: &RunOptions, limit: Duration) -> RunOutput {
     let (tx, rx) = std::sync::mpsc::channel();
     let (rt2, w2, o2) = (rt.clone(), w.clone(), o.clone());
     std::thread::spawn(move || {
@@ -69,9 +51,6 @@ pub fn run_watched(
     match rx.recv_timeout(limit) {
         Ok(Ok(out)) => out,
         Ok(Err(e)) => panic!("{} on {} x{}: {e}", w.name, rt.sched, rt.workers),
-        Err(_) => panic!(
-            "{} on {} x{} did not finish within {limit:?} (hung)",
-            w.name, rt.sched, rt.workers
-        ),
+        Err(_) => panic!("{} on {} x{} did not finish within {limit:?} (hung)", w.name, rt.sched, rt.workers),
     }
 }

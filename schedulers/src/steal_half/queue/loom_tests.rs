@@ -116,16 +116,9 @@ fn loom_overflow_races_a_steal() {
         // Whole batch, only the new task during a claim, or nothing when
         // the steal freed slots first.
         let half_plus_one = DEFAULT_CAPACITY / 2 + 1;
-        assert!(
-            [0, 1, half_plus_one].contains(&spilled.len()),
-            "{spilled:?}"
-        );
+        assert!([0, 1, half_plus_one].contains(&spilled.len()), "{spilled:?}");
         assert_eq!(overflowed, !spilled.is_empty());
-        assert!(sink
-            .batch_sizes
-            .borrow()
-            .iter()
-            .all(|&n| n == half_plus_one));
+        assert!(sink.batch_sizes.borrow().iter().all(|&n| n == half_plus_one));
         seen.extend(spilled);
         assert_exactly_once(seen, DEFAULT_CAPACITY + 1);
     });

@@ -17,10 +17,7 @@ struct Ledger {
 impl Ledger {
     fn new(tasks: usize) -> Ledger {
         let counters = || (0..tasks).map(|_| AtomicU8::new(0)).collect();
-        Ledger {
-            ran: counters(),
-            dropped: counters(),
-        }
+        Ledger { ran: counters(), dropped: counters() }
     }
 
     fn task(&self, id: usize) -> Task<'_> {
@@ -101,17 +98,11 @@ impl Run {
         // Start near the top so indices wrap while threads race.
         let start = u32::MAX - self.capacity as u32;
         let (mut owner, owner_steal) = with_start_index(self.capacity, start);
-        let thieves: Vec<_> = self
-            .limits
-            .iter()
-            .map(|_| with_start_index(self.capacity, start))
-            .collect();
-        let steals: Vec<Steal<Task<'_>>> = std::iter::once(owner_steal)
-            .chain(thieves.iter().map(|(_, steal)| steal.clone()))
-            .collect();
+        let thieves: Vec<_> = self.limits.iter().map(|_| with_start_index(self.capacity, start)).collect();
+        let steals: Vec<Steal<Task<'_>>> =
+            std::iter::once(owner_steal).chain(thieves.iter().map(|(_, steal)| steal.clone())).collect();
         thread::scope(|scope| {
-            for (index, ((dst, _), &limit)) in thieves.into_iter().zip(self.limits).enumerate()
-            {
+            for (index, ((dst, _), &limit)) in thieves.into_iter().zip(self.limits).enumerate() {
                 let victims: Vec<_> = steals
                     .iter()
                     .enumerate()
@@ -136,12 +127,7 @@ impl Run {
     }
 
     /// The owner: bursts of pushes (single and batched), some pops.
-    fn own<'a>(
-        &self,
-        owner: &mut Local<Task<'a>>,
-        ledger: &'a Ledger,
-        inject: &Inject<Task<'a>>,
-    ) {
+    fn own<'a>(&self, owner: &mut Local<Task<'a>>, ledger: &'a Ledger, inject: &Inject<Task<'a>>) {
         let mut rng = Rng(SEED);
         let mut next = 0;
         while next < self.tasks {
@@ -191,8 +177,7 @@ fn thief<'a>(
             task.run();
             continue;
         }
-        if let Some((task, moved)) = victims.iter().find_map(|v| v.steal_into(&mut dst, limit))
-        {
+        if let Some((task, moved)) = victims.iter().find_map(|v| v.steal_into(&mut dst, limit)) {
             // `dst` was empty; other thieves may already have taken some.
             assert!(dst.len() < moved, "stole {moved}, dst holds {}", dst.len());
             task.run();
@@ -207,13 +192,7 @@ fn thief<'a>(
 
 #[test]
 fn steal_half_default_ring_exactly_once() {
-    Run {
-        tasks: 400_000,
-        capacity: 256,
-        limits: &[StealLimit::Half; 3],
-        drain: true,
-    }
-    .go();
+    Run { tasks: 400_000, capacity: 256, limits: &[StealLimit::Half; 3], drain: true }.go();
 }
 
 #[test]
@@ -221,11 +200,7 @@ fn smallest_ring_mixed_limits_exactly_once() {
     Run {
         tasks: 300_000,
         capacity: MIN_CAPACITY,
-        limits: &[
-            StealLimit::Half,
-            StealLimit::AtMost(1),
-            StealLimit::AtMost(3),
-        ],
+        limits: &[StealLimit::Half, StealLimit::AtMost(1), StealLimit::AtMost(3)],
         drain: true,
     }
     .go();
@@ -233,11 +208,5 @@ fn smallest_ring_mixed_limits_exactly_once() {
 
 #[test]
 fn tasks_left_behind_are_dropped_exactly_once() {
-    Run {
-        tasks: 300_000,
-        capacity: 64,
-        limits: &[StealLimit::Half, StealLimit::AtMost(2)],
-        drain: false,
-    }
-    .go();
+    Run { tasks: 300_000, capacity: 64, limits: &[StealLimit::Half, StealLimit::AtMost(2)], drain: false }.go();
 }

@@ -19,10 +19,7 @@ struct Sink<T> {
 
 impl<T> Default for Sink<T> {
     fn default() -> Self {
-        Sink {
-            singles: RefCell::default(),
-            batches: RefCell::default(),
-        }
+        Sink { singles: RefCell::default(), batches: RefCell::default() }
     }
 }
 
@@ -48,13 +45,7 @@ fn drain<T>(local: &mut Local<T>) -> Vec<T> {
 
 #[test]
 fn pack_round_trips_and_puts_steal_head_high() {
-    for (steal, real) in [
-        (0, 0),
-        (1, 2),
-        (u32::MAX, 0),
-        (0, u32::MAX),
-        (7, u32::MAX - 1),
-    ] {
+    for (steal, real) in [(0, 0), (1, 2), (u32::MAX, 0), (0, u32::MAX), (7, u32::MAX - 1)] {
         assert_eq!(unpack(pack(steal, real)), (steal, real));
     }
     assert_eq!(pack(1, 0), 1 << 32);
@@ -93,16 +84,10 @@ fn pops_in_fifo_order_with_interleaved_pushes() {
 #[test]
 fn len_and_remaining_slots_track_pushes_and_pops() {
     let (mut local, steal) = filled(CAPACITY, 0, 5);
-    assert_eq!(
-        (local.capacity(), local.len(), local.remaining_slots()),
-        (16, 5, 11)
-    );
+    assert_eq!((local.capacity(), local.len(), local.remaining_slots()), (16, 5, 11));
     assert_eq!((steal.len(), steal.is_empty()), (5, false));
     local.pop();
-    assert_eq!(
-        (local.len(), local.remaining_slots(), steal.len()),
-        (4, 12, 4)
-    );
+    assert_eq!((local.len(), local.remaining_slots(), steal.len()), (4, 12, 4));
 }
 
 #[test]
@@ -159,16 +144,8 @@ fn steal_half_takes_the_ceiling_of_half_for_every_fill_level() {
         let expected = n - n / 2;
         let (last, moved) = steal.steal_into(&mut dst, StealLimit::Half).unwrap();
         assert_eq!((last, moved), (expected - 1, expected as usize), "n = {n}");
-        assert_eq!(
-            drain(&mut dst),
-            (0..expected - 1).collect::<Vec<_>>(),
-            "n = {n}"
-        );
-        assert_eq!(
-            drain(&mut src),
-            (expected..n).collect::<Vec<_>>(),
-            "n = {n}"
-        );
+        assert_eq!(drain(&mut dst), (0..expected - 1).collect::<Vec<_>>(), "n = {n}");
+        assert_eq!(drain(&mut src), (expected..n).collect::<Vec<_>>(), "n = {n}");
     }
 }
 
@@ -178,15 +155,9 @@ fn steal_at_most_respects_its_limit() {
         let (mut src, steal) = filled(CAPACITY, 0, n);
         let (mut dst, _) = local::<u32>(CAPACITY);
         let got = steal.steal_into(&mut dst, StealLimit::AtMost(limit));
-        assert_eq!(
-            got.map(|(_, moved)| moved),
-            (expected > 0).then_some(expected as usize)
-        );
+        assert_eq!(got.map(|(_, moved)| moved), (expected > 0).then_some(expected as usize));
         assert_eq!(src.len() + dst.len() + got.iter().count(), n as usize);
-        assert_eq!(
-            drain(&mut src).first().copied(),
-            (expected < n).then_some(expected)
-        );
+        assert_eq!(drain(&mut src).first().copied(), (expected < n).then_some(expected));
     }
 }
 
@@ -215,17 +186,11 @@ fn steal_refused_while_another_claim_is_held() {
     let (_src, steal) = filled(CAPACITY, 0, 10);
     let (first, _) = steal.claim(StealLimit::AtMost(1), u32::MAX).unwrap();
     let (mut dst, _) = local::<u32>(CAPACITY);
-    assert!(steal
-        .clone()
-        .steal_into(&mut dst, StealLimit::Half)
-        .is_none());
+    assert!(steal.clone().steal_into(&mut dst, StealLimit::Half).is_none());
     // SAFETY: index 0 is claimed above.
     assert_eq!(unsafe { steal.0.take(first) }, 0);
     steal.end_claim(first);
-    assert_eq!(
-        steal.steal_into(&mut dst, StealLimit::Half).map(|(_, n)| n),
-        Some(5)
-    );
+    assert_eq!(steal.steal_into(&mut dst, StealLimit::Half).map(|(_, n)| n), Some(5));
 }
 
 #[test]
@@ -235,10 +200,7 @@ fn steal_is_capped_by_a_smaller_dst() {
     let (mut dst, _) = local::<u32>(MIN_CAPACITY);
     let (last, moved) = steal.steal_into(&mut dst, StealLimit::Half).unwrap();
     assert_eq!((last, moved), (MIN_CAPACITY as u32, MIN_CAPACITY + 1));
-    assert_eq!(
-        drain(&mut dst),
-        (0..MIN_CAPACITY as u32).collect::<Vec<_>>()
-    );
+    assert_eq!(drain(&mut dst), (0..MIN_CAPACITY as u32).collect::<Vec<_>>());
     assert_eq!(src.pop(), Some(MIN_CAPACITY as u32 + 1));
 }
 
@@ -263,10 +225,7 @@ fn indices_wrap_around_u32_max() {
     local.push_back(10..22);
     assert_eq!(local.remaining_slots(), 0);
     assert!(local.push_back_or_overflow(99, &sink));
-    assert_eq!(
-        sink.batches.borrow()[0],
-        (6..14).chain([99]).collect::<Vec<_>>()
-    );
+    assert_eq!(sink.batches.borrow()[0], (6..14).chain([99]).collect::<Vec<_>>());
     assert_eq!(drain(&mut local), (14..22).collect::<Vec<_>>());
 }
 
@@ -303,11 +262,7 @@ fn drop_counters(count: usize) -> StdArc<Vec<StdAtomicU32>> {
 }
 
 fn tracked(drops: &StdArc<Vec<StdAtomicU32>>, ids: std::ops::Range<usize>) -> Vec<Tracked> {
-    ids.map(|id| Tracked {
-        id,
-        drops: drops.clone(),
-    })
-    .collect()
+    ids.map(|id| Tracked { id, drops: drops.clone() }).collect()
 }
 
 fn assert_each_dropped_once(drops: &[StdAtomicU32]) {
@@ -353,9 +308,7 @@ fn unconsumed_overflow_batch_is_dropped_not_leaked() {
     let mut tasks = tracked(&drops, 0..MIN_CAPACITY + 1);
     let last = tasks.pop().unwrap();
     local.push_back(tasks.into_iter());
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        local.push_back_or_overflow(last, &DropsBatch)
-    }));
+    let result = catch_unwind(AssertUnwindSafe(|| local.push_back_or_overflow(last, &DropsBatch)));
     assert!(result.is_err());
     drop(local);
     drop(steal);
