@@ -13,7 +13,7 @@
 
 pub(crate) mod queue;
 
-use crate::fairness::{Fairness, FastRand};
+use crate::fairness::{victims, Fairness, FastRand};
 use crate::inject::Inject;
 use crate::knobs::{Knobs, StealAmount, Victim};
 use crate::metrics::Counters;
@@ -176,15 +176,7 @@ impl Policy for StealHalf {
         if core.local.len() > core.local.capacity() / 2 {
             return None;
         }
-        let start = match self.victim {
-            Victim::Random => core.rng.below(n),
-            Victim::Sequential => w.index + 1,
-        };
-        for k in 0..n {
-            let victim = (start + k) % n;
-            if victim == w.index {
-                continue;
-            }
+        for victim in victims(self.victim, &mut core.rng, w.index, n) {
             Counters::bump(&w.counters.steal_attempts, 1);
             if let Some((t, moved)) = self.steals[victim].steal_into(&mut core.local, self.limit) {
                 Counters::bump(&w.counters.steals, 1);

@@ -14,7 +14,7 @@
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 
-use crate::fairness::{Fairness, FastRand};
+use crate::fairness::{victims, Fairness, FastRand};
 use crate::global::{close_injector, pop_injector, push_closable};
 use crate::knobs::{Knobs, Victim};
 use crate::loom::sync::atomic::AtomicBool;
@@ -55,7 +55,9 @@ impl StealOne {
         }
     }
 
-    fn steal_oldest_own(&self, index: usize) -> Option<Notified> {
+    /// Takes the oldest task of worker `index`'s deque, retrying lost races
+    /// a bounded number of times.
+    fn steal_oldest(&self, index: usize) -> Option<Notified> {
         for _ in 0..STEAL_RETRIES {
             match self.stealers[index].steal() {
                 Steal::Success(t) => return Some(t),
@@ -68,18 +70,10 @@ impl StealOne {
 
     fn steal_from(&self, victim: usize, counters: &Counters) -> Option<Notified> {
         Counters::bump(&counters.steal_attempts, 1);
-        for _ in 0..STEAL_RETRIES {
-            match self.stealers[victim].steal() {
-                Steal::Success(t) => {
-                    Counters::bump(&counters.steals, 1);
-                    Counters::bump(&counters.tasks_stolen, 1);
-                    return Some(t);
-                }
-                Steal::Empty => return None,
-                Steal::Retry => std::hint::spin_loop(),
-            }
-        }
-        None
+        let t = self.steal_oldest(victim)?;
+        Counters::bump(&counters.steals, 1);
+        Counters::bump(&counters.tasks_stolen, 1);
+        Some(t)
     }
 }
 
@@ -123,7 +117,7 @@ impl Policy for StealOne {
             // stays on top of the owner's end forever; with no thief (one
             // worker, or all busy) the tasks beneath would never run. Take
             // the oldest one through our own stealer at the same interval.
-            if let Some(t) = self.steal_oldest_own(w.index) {
+            if let Some(t) = self.steal_oldest(w.index) {
                 return Some(t);
             }
         }
@@ -132,15 +126,7 @@ impl Policy for StealOne {
 
     fn steal(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
         let n = self.stealers.len();
-        let start = match self.victim {
-            Victim::Random => core.rng.below(n),
-            Victim::Sequential => w.index + 1,
-        };
-        for k in 0..n {
-            let victim = (start + k) % n;
-            if victim == w.index {
-                continue;
-            }
+        for victim in victims(self.victim, &mut core.rng, w.index, n) {
             if let Some(t) = self.steal_from(victim, w.counters) {
                 return Some(t);
             }
