@@ -24,6 +24,7 @@ use super::park::{Parked, Parker};
 use super::shared::Shared;
 use crate::coop;
 use crate::knobs::IdleMode;
+use crate::loom::sync::atomic::Ordering;
 use crate::metrics::Counters;
 use crate::policy::{Policy, WorkerRef};
 use crate::task::raw::Notified;
@@ -172,7 +173,8 @@ impl<P: Policy> WorkerCx<P> {
         let mut core = self.poll_driver_and_wake_deferred(core);
         let now = Instant::now();
         self.account_busy(&mut core, now);
-        let busy_total = self.counters().snapshot().busy_ns;
+        // Relaxed: our own counter (single writer: this thread).
+        let busy_total = self.counters().busy_ns.load(Ordering::Relaxed);
         let batches = core.batches - core.batches_at_maintenance;
         let busy_ns = busy_total - core.busy_ns_at_maintenance;
         if batches > 0 {
