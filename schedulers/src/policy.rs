@@ -86,9 +86,10 @@ pub(crate) trait Policy: Send + Sync + Sized + 'static {
     /// from its own and shared queues, and from peers when `peers`.
     fn has_work(&self, core: &Self::Core, index: usize, peers: bool) -> bool;
 
-    /// Called every event interval with the mean poll time measured over
-    /// the last interval (nanoseconds), for adaptive tuning.
-    fn maintenance(&self, _core: &mut Self::Core, _mean_poll_ns: f64) {}
+    /// Called every event interval with the number of polls (`run_task`
+    /// batches) measured since the last call and their mean time
+    /// (nanoseconds), for adaptive tuning.
+    fn maintenance(&self, _core: &mut Self::Core, _mean_poll_ns: f64, _polls: u64) {}
 
     /// Shutdown: move every task this core holds into `out`.
     fn drain_core(&self, core: &mut Self::Core, out: &mut Vec<Notified>);

@@ -178,7 +178,7 @@ impl<P: Policy> WorkerCx<P> {
         let batches = core.batches - core.batches_at_maintenance;
         let busy_ns = busy_total - core.busy_ns_at_maintenance;
         if batches > 0 {
-            self.shared.policy.maintenance(&mut core.policy, busy_ns as f64 / batches as f64);
+            self.shared.policy.maintenance(&mut core.policy, busy_ns as f64 / batches as f64, batches);
         }
         core.batches_at_maintenance = core.batches;
         core.busy_ns_at_maintenance = busy_total;

@@ -194,8 +194,8 @@ impl Policy for StealHalf {
             || (peers && self.steals.iter().any(|s| !s.is_empty()))
     }
 
-    fn maintenance(&self, core: &mut Core, mean_poll_ns: f64) {
-        core.fairness.update(mean_poll_ns);
+    fn maintenance(&self, core: &mut Core, mean_poll_ns: f64, polls: u64) {
+        core.fairness.update(mean_poll_ns, polls);
     }
 
     fn drain_core(&self, core: &mut Core, out: &mut Vec<Notified>) {

@@ -138,8 +138,8 @@ impl Policy for StealOne {
         !core.deque.is_empty() || !self.injector.is_empty() || (peers && self.stealers.iter().any(|s| !s.is_empty()))
     }
 
-    fn maintenance(&self, core: &mut Core, mean_poll_ns: f64) {
-        core.fairness.update(mean_poll_ns);
+    fn maintenance(&self, core: &mut Core, mean_poll_ns: f64, polls: u64) {
+        core.fairness.update(mean_poll_ns, polls);
     }
 
     fn drain_core(&self, core: &mut Core, out: &mut Vec<Notified>) {
