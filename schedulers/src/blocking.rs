@@ -13,7 +13,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use crate::runtime::{context, Handle};
-use crate::task::raw::{new_task, Notified, RawTask, Schedule, Task};
+use crate::task::raw::{new_task, CellAlign, Notified, RawTask, Schedule, Task};
 use crate::task::JoinHandle;
 
 /// Runs `f` on the current runtime's blocking pool.
@@ -108,7 +108,7 @@ impl BlockingPool {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        let (task, notified, raw) = new_task(BlockingTask(Some(f)), NoSchedule, 0);
+        let (task, notified, raw) = new_task(BlockingTask(Some(f)), NoSchedule, 0, CellAlign::NATURAL);
         // SAFETY: `raw` carries the JoinHandle reference; output type R.
         let join = unsafe { JoinHandle::new(raw) };
         let mut state = self.inner.state.lock().unwrap();

@@ -78,6 +78,27 @@ pub enum Victim {
     Sequential,
 }
 
+/// Where task cells start in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskAlign {
+    /// Wherever the allocator puts them (16-byte aligned, neighbours packed).
+    Natural,
+    /// On a boundary of this many bytes (64 or 128), so that tasks spawned
+    /// back to back share no cache line (pair); costs up to that many bytes
+    /// minus 16 per task.
+    Boundary(u32),
+}
+
+impl TaskAlign {
+    /// The boundary in bytes (1 for `Natural`).
+    pub fn bytes(self) -> usize {
+        match self {
+            TaskAlign::Natural => 1,
+            TaskAlign::Boundary(n) => n as usize,
+        }
+    }
+}
+
 /// The typed, validated knob values of one runtime.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Knobs {
@@ -103,6 +124,8 @@ pub struct Knobs {
     pub victim: Victim,
     /// Ticks between non-blocking driver polls.
     pub event_interval: u32,
+    /// Task cell placement.
+    pub task_align: TaskAlign,
 }
 
 impl Default for Knobs {
@@ -119,6 +142,7 @@ impl Default for Knobs {
             budget: Some(DEFAULT_BUDGET),
             victim: Victim::Random,
             event_interval: DEFAULT_EVENT_INTERVAL,
+            task_align: TaskAlign::Natural,
         }
     }
 }
@@ -215,6 +239,14 @@ pub const KNOBS: &[KnobInfo] = &[
         default: "61",
         allowed: "integer 1..=1024",
         about: "ticks between non-blocking I/O and timer driver polls",
+        applies_to: &[Global, PerWorker, StealOne, StealHalf, CurrentThread],
+    },
+    KnobInfo {
+        name: "task-align",
+        default: "none",
+        allowed: "none|64|128",
+        about:
+            "task cells packed, or each on a 64/128-byte boundary (tokio: 128) against false sharing between neighbours",
         applies_to: &[Global, PerWorker, StealOne, StealHalf, CurrentThread],
     },
 ];
@@ -338,6 +370,14 @@ impl Knobs {
                 }
             }
             "event-interval" => self.event_interval = parse_int(info, value, 1, MAX_SMALL_KNOB)? as u32,
+            "task-align" => {
+                self.task_align = match value {
+                    "none" => TaskAlign::Natural,
+                    "64" => TaskAlign::Boundary(64),
+                    "128" => TaskAlign::Boundary(128),
+                    _ => return Err(bad(info, value)),
+                }
+            }
             other => unreachable!("knob `{other}` is listed in KNOBS but not handled in Knobs::set"),
         }
         Ok(())
@@ -393,5 +433,9 @@ mod tests {
         assert_eq!(knobs.steal, StealAmount::Count(1));
         knobs.set("budget", "off").unwrap();
         assert_eq!(knobs.budget, None);
+        knobs.set("task-align", "128").unwrap();
+        assert_eq!(knobs.task_align, TaskAlign::Boundary(128));
+        let e = knobs.set("task-align", "32").unwrap_err();
+        assert!(e.to_string().contains("`32`") && e.to_string().contains("none|64|128"), "{e}");
     }
 }

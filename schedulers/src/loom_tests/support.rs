@@ -7,7 +7,7 @@ use std::future::Future;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::loom::sync::Mutex;
 use crate::task::owned::OwnedTasks;
-use crate::task::raw::{new_task, Notified, RawTask, Schedule, Task};
+use crate::task::raw::{new_task, CellAlign, Notified, RawTask, Schedule, Task};
 use crate::task::JoinHandle;
 
 pub(super) struct TestSched {
@@ -40,7 +40,7 @@ impl Sched {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let (task, notified, raw) = new_task(f, self.clone(), self.0.owned.next_id());
+        let (task, notified, raw) = new_task(f, self.clone(), self.0.owned.next_id(), CellAlign::new(128));
         // SAFETY: `raw` carries the JoinHandle reference; output F::Output.
         let join = unsafe { JoinHandle::new(raw) };
         if let Some(n) = self.0.owned.bind(task, notified) {

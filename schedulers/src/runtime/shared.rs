@@ -19,7 +19,7 @@ use crate::loom::sync::{Condvar, Mutex};
 use crate::metrics::{CounterBlocks, RuntimeMetrics};
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::owned::OwnedTasks;
-use crate::task::raw::{new_task, Notified, RawTask, Schedule, Task};
+use crate::task::raw::{new_task, CellAlign, Notified, RawTask, Schedule, Task};
 use crate::task::JoinHandle;
 
 pub(crate) struct Shared<P: Policy> {
@@ -35,6 +35,8 @@ pub(crate) struct Shared<P: Policy> {
     remote_spawns: CachePadded<AtomicU64>,
     shutdown: AtomicBool,
     pub(crate) knobs: Knobs,
+    /// `knobs.task_align`, in the form `new_task` takes.
+    cell_align: CellAlign,
     pub(crate) blocking: BlockingPool,
     pub(crate) workers: usize,
     /// Workers that have left their loop; guarded count + condvar.
@@ -62,6 +64,7 @@ impl<P: Policy> Shared<P> {
             counters: crate::metrics::counter_blocks(workers),
             remote_spawns: CachePadded::new(AtomicU64::new(0)),
             shutdown: AtomicBool::new(false),
+            cell_align: CellAlign::new(knobs.task_align.bytes()),
             knobs,
             blocking,
             workers,
@@ -85,7 +88,7 @@ impl<P: Policy> Shared<P> {
         F::Output: Send + 'static,
     {
         let id = self.owned.next_id();
-        let (task, notified, raw) = new_task(future, self.clone(), id);
+        let (task, notified, raw) = new_task(future, self.clone(), id, self.cell_align);
         // SAFETY: `raw` carries the JoinHandle reference of a task whose
         // output type is `F::Output`.
         let join = unsafe { JoinHandle::new(raw) };

@@ -63,7 +63,7 @@ impl OwnedTasks {
     /// instead and `None` returned (its JoinHandle sees cancellation).
     pub(crate) fn bind(&self, task: Task, notified: Notified) -> Option<Notified> {
         let ptr = task.raw().header_ptr();
-        let mut shard = self.shard(task.raw().header().id).lock().unwrap();
+        let mut shard = self.shard(u64::from(task.raw().header().id)).lock().unwrap();
         if shard.closed {
             drop(shard);
             drop(notified);
@@ -91,7 +91,7 @@ impl OwnedTasks {
     /// Unlinks a completed task; returns the list's reference if it was
     /// still linked (it is not after `shutdown_all` popped it).
     pub(crate) fn remove(&self, raw: RawTask) -> Option<Task> {
-        let mut shard = self.shard(raw.header().id).lock().unwrap();
+        let mut shard = self.shard(u64::from(raw.header().id)).lock().unwrap();
         // SAFETY: shard lock held.
         let (linked, prev, next) = raw.header().owned.with(|l| unsafe { ((*l).linked, (*l).prev, (*l).next) });
         if !linked {
