@@ -25,9 +25,16 @@ const INTERVAL_HYSTERESIS: u32 = 2;
 /// current one. That filter makes the interval sticky: it keeps the value of
 /// the first window that moved it far (for example the one measured before
 /// remote work arrived) until the poll time changes a lot.
+///
+/// Checks are counted down rather than taken as `tick % interval == 0`
+/// (tokio's form): the interval is a runtime value, and a division per tick
+/// is not free; an interval that changes also never skips or doubles a
+/// check this way.
 pub(crate) struct Fairness {
     adaptive: bool,
     interval: u32,
+    /// Ticks left until the next check.
+    countdown: u32,
     ewma_poll_ns: f64,
 }
 
@@ -38,22 +45,25 @@ impl Fairness {
             GlobalInterval::Fixed(n) => (false, n),
         };
         let ewma_poll_ns = TARGET_GLOBAL_QUEUE_INTERVAL_NS / f64::from(DEFAULT_GLOBAL_INTERVAL);
-        Fairness { adaptive, interval, ewma_poll_ns }
+        Fairness { adaptive, interval, countdown: interval, ewma_poll_ns }
     }
 
-    /// Whether tick `tick` checks the inject queue first. A due tick also
-    /// re-tunes the interval from the current EWMA, as tokio does; tuning
-    /// only there (not after every measured window) means a short
-    /// transitional window that the EWMA has already forgotten by the next
-    /// check does not set the interval.
+    /// Called once per tick: whether this tick checks the inject queue
+    /// first (every `interval`-th call). A due tick also re-tunes the
+    /// interval from the current EWMA, as tokio does; tuning only there
+    /// (not after every measured window) means a short transitional window
+    /// that the EWMA has already forgotten by the next check does not set
+    /// the interval.
     #[inline]
-    pub(crate) fn due(&mut self, tick: u32) -> bool {
-        if !tick.is_multiple_of(self.interval) {
+    pub(crate) fn due(&mut self) -> bool {
+        self.countdown -= 1;
+        if self.countdown > 0 {
             return false;
         }
         if self.adaptive {
             self.retune();
         }
+        self.countdown = self.interval;
         true
     }
 
@@ -120,10 +130,7 @@ mod tests {
     /// re-tunes); returns the interval after it.
     fn feed(f: &mut Fairness, mean_poll_ns: f64, polls: u64) -> u32 {
         f.update(mean_poll_ns, polls);
-        let mut tick = 1;
-        while !f.due(tick) {
-            tick += 1;
-        }
+        while !f.due() {}
         f.interval()
     }
 
@@ -133,16 +140,24 @@ mod tests {
         assert_eq!(f.interval(), DEFAULT_GLOBAL_INTERVAL);
         f.update(10_000.0, 1000); // a long window of 10 µs polls → 20 ticks ...
         assert_eq!(f.interval(), DEFAULT_GLOBAL_INTERVAL, "... but only from the next due tick");
-        assert!(!f.due(60));
+        for _ in 1..DEFAULT_GLOBAL_INTERVAL {
+            assert!(!f.due());
+        }
         assert_eq!(f.interval(), DEFAULT_GLOBAL_INTERVAL);
-        assert!(f.due(61));
+        assert!(f.due(), "the 61st tick checks");
         assert_eq!(f.interval(), 20);
+        for _ in 1..20 {
+            assert!(!f.due());
+        }
+        assert!(f.due(), "then every 20th");
         assert_eq!(feed(&mut f, 1.0, 1000), MAX_ADAPTIVE_INTERVAL); // tiny polls → clamp high
         assert_eq!(feed(&mut f, 1e9, 1000), MIN_ADAPTIVE_INTERVAL); // huge polls → clamp low
         assert_eq!(feed(&mut f, 1.0, 0), MIN_ADAPTIVE_INTERVAL); // an empty window changes nothing
         let mut fixed = Fairness::new(GlobalInterval::Fixed(7));
         assert_eq!(feed(&mut fixed, 1.0, 1000), 7);
-        assert!(fixed.due(14) && !fixed.due(15));
+        let checks: Vec<bool> = (0..14).map(|_| fixed.due()).collect();
+        assert_eq!(checks.iter().filter(|&&c| c).count(), 2);
+        assert!(checks[6] && checks[13]);
     }
 
     #[test]

@@ -86,8 +86,9 @@ pub(crate) trait Policy: Send + Sync + Sized + 'static {
     /// from its own and shared queues, and from peers when `peers`.
     fn has_work(&self, core: &Self::Core, index: usize, peers: bool) -> bool;
 
-    /// Called every event interval with the number of polls (`run_task`
-    /// batches) measured since the last call and their mean time
+    /// Called at the end of each poll-time window (at maintenance, every
+    /// event interval, and when the worker runs out of local work) with
+    /// the number of polls (`run_task` batches) in it and their mean time
     /// (nanoseconds), for adaptive tuning.
     fn maintenance(&self, _core: &mut Self::Core, _mean_poll_ns: f64, _polls: u64) {}
 

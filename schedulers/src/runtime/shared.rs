@@ -124,7 +124,12 @@ impl<P: Policy> Shared<P> {
         let notify = self.policy.push_local(&mut core.policy, &w, task, origin);
         drop(slot);
         if notify {
-            self.notify_parked();
+            if cx.batching.get() {
+                // Parking or polling the driver: one wake afterwards.
+                cx.notify_pending.set(true);
+            } else {
+                self.notify_parked();
+            }
         }
     }
 

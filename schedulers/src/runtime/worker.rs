@@ -14,7 +14,7 @@
 //! (back of the queue), when the worker runs out of other local work or at
 //! its next driver poll.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -24,7 +24,6 @@ use super::park::{Parked, Parker};
 use super::shared::Shared;
 use crate::coop;
 use crate::knobs::IdleMode;
-use crate::loom::sync::atomic::Ordering;
 use crate::metrics::Counters;
 use crate::policy::{Policy, WorkerRef};
 use crate::task::raw::Notified;
@@ -39,22 +38,33 @@ pub(crate) struct WorkerCx<P: Policy> {
     pub(crate) index: usize,
     pub(crate) core: RefCell<Option<Box<Core<P>>>>,
     parker: Parker,
+    /// Set while the worker parks or polls the driver (and wakes its
+    /// deferred tasks): tasks pushed to this core meanwhile come in
+    /// batches, so their "wake a peer" requests are collected in
+    /// `notify_pending` and acted on once afterwards, as tokio does.
+    pub(crate) batching: Cell<bool>,
+    pub(crate) notify_pending: Cell<bool>,
 }
 
 pub(crate) struct Core<P: Policy> {
     pub(crate) policy: P::Core,
     pub(crate) tick: u32,
     pub(crate) is_searching: bool,
+    /// Ticks until the next maintenance (a countdown: `event_interval` is a
+    /// runtime value, and `tick % event_interval` would divide every tick).
+    maintenance_in: u32,
     /// Woken by a notification and has not run a task since.
     woken: bool,
     /// Start of the current busy period.
     busy_since: Instant,
-    /// `run_task` calls (a task plus the LIFO tasks it led to): the unit
-    /// of the mean poll time, as in tokio.
-    batches: u64,
-    /// `batches` at the last maintenance.
-    batches_at_maintenance: u64,
-    busy_ns_at_maintenance: u64,
+    /// Start of the current poll-time window. As in tokio, a window runs
+    /// while the worker processes scheduled tasks: it starts when the
+    /// worker starts, unparks, finds a task by stealing, or finishes a
+    /// driver poll, and ends at maintenance or when local work runs out.
+    window_start: Instant,
+    /// `run_task` calls (a task plus the LIFO tasks it led to) in the
+    /// window: the unit of the mean poll time, as in tokio.
+    window_batches: u64,
 }
 
 pub(crate) fn worker_main<P: Policy>(shared: Arc<Shared<P>>, index: usize, policy_core: P::Core, parker: Parker)
@@ -62,18 +72,25 @@ where
     super::Handle: From<Arc<Shared<P>>>,
 {
     let _enter = context::enter(super::Handle::from(shared.clone()));
-    let cx = WorkerCx { shared: shared.clone(), index, core: RefCell::new(None), parker };
+    let cx = WorkerCx {
+        shared: shared.clone(),
+        index,
+        core: RefCell::new(None),
+        parker,
+        batching: Cell::new(false),
+        notify_pending: Cell::new(false),
+    };
     let addr = Arc::as_ptr(&shared) as usize;
     let _worker = context::enter_worker(addr, &cx as *const WorkerCx<P> as *const ());
     let core = Box::new(Core {
         policy: policy_core,
         tick: 0,
         is_searching: false,
+        maintenance_in: shared.knobs.event_interval,
         woken: false,
         busy_since: Instant::now(),
-        batches: 0,
-        batches_at_maintenance: 0,
-        busy_ns_at_maintenance: 0,
+        window_start: Instant::now(),
+        window_batches: 0,
     });
     let mut core = cx.run(core);
     context::clear_deferred();
@@ -96,13 +113,19 @@ impl<P: Policy> WorkerCx<P> {
         let event_interval = self.shared.knobs.event_interval;
         while !self.shared.is_shutdown() {
             core.tick = core.tick.wrapping_add(1);
-            if core.tick.is_multiple_of(event_interval) {
+            core.maintenance_in -= 1;
+            if core.maintenance_in == 0 {
+                core.maintenance_in = event_interval;
                 core = self.maintenance(core);
             }
             core = match self.find_task(&mut core) {
                 Some(task) => self.run_task(core, task),
                 // Tasks that yielded come back before we consider parking.
-                None if context::has_deferred() => self.poll_driver_and_wake_deferred(core),
+                None if context::has_deferred() => {
+                    let mut core = self.poll_driver_and_wake_deferred(core);
+                    core.window_start = Instant::now();
+                    core
+                }
                 None => self.park(core),
             };
         }
@@ -118,6 +141,8 @@ impl<P: Policy> WorkerCx<P> {
         if let Some(task) = self.shared.policy.next_task(&mut core.policy, &w) {
             return Some(task);
         }
+        // Out of local work: the window of scheduled tasks ends here.
+        self.end_window(core);
         if !P::STEALS {
             return None;
         }
@@ -128,7 +153,11 @@ impl<P: Policy> WorkerCx<P> {
             }
         }
         let w = self.worker_ref(core);
-        self.shared.policy.steal(&mut core.policy, &w)
+        let stolen = self.shared.policy.steal(&mut core.policy, &w);
+        if stolen.is_some() {
+            core.window_start = Instant::now();
+        }
+        stolen
     }
 
     fn run_task(&self, mut core: Box<Core<P>>, task: Notified) -> Box<Core<P>> {
@@ -140,7 +169,7 @@ impl<P: Policy> WorkerCx<P> {
             }
         }
         core.woken = false;
-        core.batches += 1;
+        core.window_batches += 1;
         Counters::bump(&self.counters().polls, 1);
         *self.core.borrow_mut() = Some(core);
         coop::with_budget(self.shared.knobs.budget, || {
@@ -167,33 +196,50 @@ impl<P: Policy> WorkerCx<P> {
         self.shared.policy.next_lifo(&mut core.policy, &w, coop::has_budget_remaining())
     }
 
-    /// Every `event_interval` ticks: poll the driver without blocking,
-    /// wake yielded tasks, and feed the mean poll time to the policy.
-    fn maintenance(&self, core: Box<Core<P>>) -> Box<Core<P>> {
+    /// Every `event_interval` ticks: end the poll-time window (feeding
+    /// its mean to the policy), poll the driver without blocking, wake
+    /// yielded tasks, and start a new window.
+    fn maintenance(&self, mut core: Box<Core<P>>) -> Box<Core<P>> {
+        self.end_window(&mut core);
         let mut core = self.poll_driver_and_wake_deferred(core);
         let now = Instant::now();
         self.account_busy(&mut core, now);
-        // Relaxed: our own counter (single writer: this thread).
-        let busy_total = self.counters().busy_ns.load(Ordering::Relaxed);
-        let batches = core.batches - core.batches_at_maintenance;
-        let busy_ns = busy_total - core.busy_ns_at_maintenance;
-        if batches > 0 {
-            self.shared.policy.maintenance(&mut core.policy, busy_ns as f64 / batches as f64, batches);
-        }
-        core.batches_at_maintenance = core.batches;
-        core.busy_ns_at_maintenance = busy_total;
+        core.window_start = now;
         core
+    }
+
+    /// Feeds the window's mean poll time to the policy (tokio's
+    /// `end_processing_scheduled_tasks`).
+    fn end_window(&self, core: &mut Core<P>) {
+        let batches = core.window_batches;
+        if batches == 0 {
+            return;
+        }
+        core.window_batches = 0;
+        let ns = core.window_start.elapsed().as_nanos() as f64;
+        self.shared.policy.maintenance(&mut core.policy, ns / batches as f64, batches);
     }
 
     /// Non-blocking driver poll, then the deferred (yielded) wakes, with the
     /// core in place so that those tasks return to this worker's queue.
     fn poll_driver_and_wake_deferred(&self, core: Box<Core<P>>) -> Box<Core<P>> {
         *self.core.borrow_mut() = Some(core);
+        self.batching.set(true);
         if self.parker.poll_driver(&self.shared.driver) {
             Counters::bump(&self.counters().driver_polls, 1);
         }
         context::wake_deferred();
-        self.core.borrow_mut().take().expect("worker core missing after the driver poll")
+        self.batching.set(false);
+        let core = self.core.borrow_mut().take().expect("worker core missing after the driver poll");
+        self.notify_batched();
+        core
+    }
+
+    /// One "wake a peer" for everything pushed while `batching`.
+    fn notify_batched(&self) {
+        if self.notify_pending.replace(false) {
+            self.shared.notify_parked();
+        }
     }
 
     fn account_busy(&self, core: &mut Core<P>, now: Instant) {
@@ -238,19 +284,24 @@ impl<P: Policy> WorkerCx<P> {
             // The core sits in the context while parked, as in tokio: tasks
             // the driver wakes on this thread go to this worker's queue.
             *self.core.borrow_mut() = Some(core);
+            self.batching.set(true);
             let parked = self.parker.park(&self.shared.driver);
+            self.batching.set(false);
             core = self.core.borrow_mut().take().expect("worker core missing after parking");
             if parked == Parked::Driver {
                 Counters::bump(&self.counters().driver_polls, 1);
             }
         }
         let woken = idle.transition_from_parked(self.index);
+        // After leaving the sleepers, so that we do not pick ourselves.
+        self.notify_batched();
         core.is_searching = woken == Woken::Searching;
         core.woken = woken != Woken::Spurious;
         if core.woken {
             Counters::bump(&self.counters().unparks, 1);
         }
         core.busy_since = Instant::now();
+        core.window_start = core.busy_since;
         core
     }
 }
