@@ -2,8 +2,11 @@
 # tokio's scheduler benchmarks (benches/rt_multi_threaded.rs parameters) on
 # steal-half vs tokio (2 workers) and current-thread vs tokio current_thread
 # (1 worker), in several harness processes whose scheduler order
-# alternates, all appended to one CSV; then the median time per iteration
-# over every run and the ratio ours/tokio (<= 1.0: ours no slower).
+# alternates, one CSV per process; then, per workload, the median time per
+# iteration over every run, the ratio of those medians ours/tokio
+# (<= 1.0: ours no slower), and the ratios within each process (both
+# runtimes of a process share its state and the machine's load at the
+# time, so these pair the noise away): their median and range.
 #
 #   scripts/tokio-benches.sh [PROCESSES] [OUT_DIR]
 set -euo pipefail
@@ -11,33 +14,43 @@ cd "$(dirname "$0")/.."
 procs="${1:-4}"
 out="${2:-results/tokio-benches/$(date -u +%Y%m%dT%H%M%SZ)}"
 mkdir -p "$out"
-csv="$out/runs.csv"
+# The summary reads every proc-*.csv of OUT_DIR: adding to an older run
+# would mix other code's numbers into the medians.
+if compgen -G "$out/proc-*.csv" >/dev/null; then
+    echo "tokio-benches.sh: $out already holds results; give a new OUT_DIR" >&2
+    exit 2
+fi
 workloads=spawn-many-local,spawn-many-remote-idle,spawn-many-remote-busy1,spawn-many-remote-busy2,yield-many,ping-pong,chained-spawn
 cargo build --release -q -p wsbench
 bin=target/release/wsbench
 for p in $(seq 1 "$procs"); do
     if (( p % 2 )); then multi=steal-half,tokio; single=current-thread,tokio-current
     else multi=tokio,steal-half; single=tokio-current,current-thread; fi
+    csv="$out/proc-$p.csv"
     "$bin" --quiet --sched "$multi" --workers 2 --workload "$workloads" --runs 3 --duration 1s --seed "$p" --csv "$csv" >/dev/null
     "$bin" --quiet --sched "$single" --workers 1 --workload "$workloads" --runs 3 --duration 1s --seed "$p" --csv "$csv" >/dev/null
 done
-python3 - "$csv" <<'PY' | tee "$out/summary.md"
-import csv, statistics, sys
-rows = [r for r in csv.DictReader(open(sys.argv[1])) if r.get("status", "ok") in ("ok", "")]
-cells = {}
-for r in rows:
-    thr = float(r["throughput_per_s"])
-    if thr > 0:
-        cells.setdefault((r["workload"], r["workers"], r["scheduler"]), []).append(1e3 / thr)
+python3 - "$out" <<'PY' | tee "$out/summary.md"
+import csv, glob, statistics, sys
+cells = {}  # (workload, workers, scheduler) -> {process: [ms per iteration]}
+for path in sorted(glob.glob(sys.argv[1] + "/proc-*.csv")):
+    for r in csv.DictReader(open(path)):
+        thr = float(r["throughput_per_s"] or 0)
+        if r.get("status", "ok") in ("ok", "") and thr > 0:
+            cells.setdefault((r["workload"], r["workers"], r["scheduler"]), {}).setdefault(path, []).append(1e3 / thr)
 pairs = [("steal-half", "tokio", "2"), ("current-thread", "tokio-current", "1")]
-print("| workload | ours | workers | ours ms/iter | tokio ms/iter | ratio ours/tokio | runs |")
-print("|---|---|---|---|---|---|---|")
+print("| workload | ours | workers | ours ms/iter | tokio ms/iter | ratio of medians | per-process ratio: median [min, max] | runs |")
+print("|---|---|---|---|---|---|---|---|")
 for wl in sorted({k[0] for k in cells}):
     for ours, ref, w in pairs:
         a, b = cells.get((wl, w, ours)), cells.get((wl, w, ref))
         if not a or not b:
             continue
-        ma, mb = statistics.median(a), statistics.median(b)
-        print(f"| {wl} | {ours} | {w} | {ma:.3f} | {mb:.3f} | {ma / mb:.2f} | {len(a)}/{len(b)} |")
+        ma = statistics.median(x for v in a.values() for x in v)
+        mb = statistics.median(x for v in b.values() for x in v)
+        per = sorted(statistics.median(a[p]) / statistics.median(b[p]) for p in a if p in b)
+        n = sum(map(len, a.values())), sum(map(len, b.values()))
+        print(f"| {wl} | {ours} | {w} | {ma:.3f} | {mb:.3f} | {ma / mb:.2f} | "
+              f"{statistics.median(per):.2f} [{per[0]:.2f}, {per[-1]:.2f}] | {n[0]}/{n[1]} |")
 PY
-echo "runs: $csv"
+echo "runs: $out/proc-*.csv"

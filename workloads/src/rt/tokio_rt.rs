@@ -246,12 +246,31 @@ impl Spawner for TokioSpawner {
                     "parks" => Some(parks),
                     "unparks" => Some(transitions.saturating_sub(parks)),
                     "busy_ns" => Some(busy_ns),
-                    _ => None,
+                    _ => unstable_counter(&m, name),
                 };
                 (name, v)
             })
             .collect()
     }
+}
+
+/// The counters tokio keeps only when built with `--cfg tokio_unstable`
+/// (`RUSTFLAGS="--cfg tokio_unstable" cargo build ...`); blank otherwise.
+#[cfg(tokio_unstable)]
+fn unstable_counter(m: &tokio::runtime::RuntimeMetrics, name: &str) -> Option<u64> {
+    let sum = |f: &dyn Fn(usize) -> u64| (0..m.num_workers()).map(f).sum::<u64>();
+    match name {
+        "polls" => Some(sum(&|w| m.worker_poll_count(w))),
+        "steals" => Some(sum(&|w| m.worker_steal_operations(w))),
+        "tasks_stolen" => Some(sum(&|w| m.worker_steal_count(w))),
+        "overflows" => Some(sum(&|w| m.worker_overflow_count(w))),
+        _ => None,
+    }
+}
+
+#[cfg(not(tokio_unstable))]
+fn unstable_counter(_m: &tokio::runtime::RuntimeMetrics, _name: &str) -> Option<u64> {
+    None
 }
 
 fn duration_ns(d: Duration) -> u64 {
