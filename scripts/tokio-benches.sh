@@ -2,7 +2,8 @@
 # tokio's scheduler benchmarks (benches/rt_multi_threaded.rs parameters) on
 # steal-half vs tokio (2 workers) and current-thread vs tokio current_thread
 # (1 worker), in several harness processes whose scheduler order
-# alternates, one CSV per process; then, per workload, the median time per
+# alternates, with the runs of ours and tokio's interleaved (--interleave:
+# A B, B A, A B), one CSV per process; then, per workload, the median time per
 # iteration over every run, the ratio of those medians ours/tokio
 # (<= 1.0: ours no slower), and the ratios within each process (both
 # runtimes of a process share its state and the machine's load at the
@@ -27,8 +28,8 @@ for p in $(seq 1 "$procs"); do
     if (( p % 2 )); then multi=steal-half,tokio; single=current-thread,tokio-current
     else multi=tokio,steal-half; single=tokio-current,current-thread; fi
     csv="$out/proc-$p.csv"
-    "$bin" --quiet --sched "$multi" --workers 2 --workload "$workloads" --runs 3 --duration 1s --seed "$p" --csv "$csv" >/dev/null
-    "$bin" --quiet --sched "$single" --workers 1 --workload "$workloads" --runs 3 --duration 1s --seed "$p" --csv "$csv" >/dev/null
+    "$bin" --quiet --sched "$multi" --workers 2 --workload "$workloads" --runs 3 --duration 1s --seed "$p" --interleave --csv "$csv" >/dev/null
+    "$bin" --quiet --sched "$single" --workers 1 --workload "$workloads" --runs 3 --duration 1s --seed "$p" --interleave --csv "$csv" >/dev/null
 done
 python3 - "$out" <<'PY' | tee "$out/summary.md"
 import csv, glob, statistics, sys

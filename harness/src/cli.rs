@@ -100,6 +100,13 @@ pub struct RunArgs {
     #[arg(long = "no-pin", overrides_with = "pin")]
     pub no_pin: bool,
 
+    /// Interleave the runs of cells that differ only in scheduler or knobs (same workload,
+    /// workers, parameters and rate): run 0 of each, then run 1 of each in reverse order, and so
+    /// on, so that drifting machine load hits every scheduler alike; such cells are written when
+    /// the last of them finishes
+    #[arg(long)]
+    pub interleave: bool,
+
     /// Per-run watchdog limit: a run still going after it becomes a failed row and the matrix
     /// moves on [default: 3 x (warm-up + duration) + 10s].
     #[arg(long, value_name = "DURATION")]

@@ -68,6 +68,8 @@ pub struct RunConfig {
     pub seed: u64,
     /// Pin threads.
     pub pin: bool,
+    /// Interleave the runs of cells that differ only in scheduler / knobs.
+    pub interleave: bool,
     /// Watchdog limit per run.
     pub timeout: Duration,
     /// CSV output.
@@ -284,6 +286,7 @@ impl RunConfig {
             runs: args.runs,
             seed: args.seed,
             pin: args.pin && !args.no_pin,
+            interleave: args.interleave,
             timeout,
             csv: args.csv.clone(),
             json: args.json.clone(),

@@ -125,26 +125,38 @@ fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan, pin
     }
 }
 
-/// Runs every run of one cell. `abandoned` counts hung runs whose threads
-/// are still alive in this process (they may still use CPU): it grows when
-/// a run hangs, and every later row says so in its notes.
-fn run_cell(
-    cell: &Cell,
-    config: &RunConfig,
-    cores: &CorePlan,
-    progress: &Progress,
-    abandoned: &mut usize,
-) -> CellOutcome {
-    let mut runtime = cell.runtime.clone();
-    runtime.worker_cores = cores.worker_cores.clone();
-    runtime.loadgen_cores = cores.loadgen_cores.clone();
-    let pinned = !runtime.worker_cores.is_empty();
-    let mut outcome = CellOutcome { key: cell.key.clone(), records: Vec::new(), histograms: Vec::new() };
-    for run in 0..config.runs {
+/// One cell being measured: its runtime (with the core plan applied) and
+/// what its runs produced so far.
+struct CellRun<'a> {
+    cell: &'a Cell,
+    cores: CorePlan,
+    runtime: RuntimeSpec,
+    pinned: bool,
+    outcome: CellOutcome,
+    /// A run hung: the cell's remaining runs are skipped.
+    hung: bool,
+}
+
+impl<'a> CellRun<'a> {
+    fn new(cell: &'a Cell, cores: CorePlan) -> CellRun<'a> {
+        let mut runtime = cell.runtime.clone();
+        runtime.worker_cores = cores.worker_cores.clone();
+        runtime.loadgen_cores = cores.loadgen_cores.clone();
+        let pinned = !runtime.worker_cores.is_empty();
+        let outcome = CellOutcome { key: cell.key.clone(), records: Vec::new(), histograms: Vec::new() };
+        CellRun { cell, cores, runtime, pinned, outcome, hung: false }
+    }
+
+    /// Run `run` of this cell. `abandoned` counts hung runs whose threads
+    /// are still alive in this process (they may still use CPU): it grows
+    /// when a run hangs, and every later row says so in its notes.
+    fn run(&mut self, run: usize, config: &RunConfig, progress: &Progress, abandoned: &mut usize) {
+        let (cell, cores, pinned) = (self.cell, &self.cores, self.pinned);
         let options =
             RunOptions { duration: config.duration, warmup: config.warmup, seed: config.seed.wrapping_add(run as u64) };
-        let end = run_with_watchdog(runtime.clone(), cell.spec.clone(), options, config.timeout);
+        let end = run_with_watchdog(self.runtime.clone(), cell.spec.clone(), options, config.timeout);
         progress.run_done();
+        let outcome = &mut self.outcome;
         match end {
             RunEnd::Done(out) => {
                 let mut record = record_from(&cell.key, run, &out, cores, pinned);
@@ -168,11 +180,30 @@ fn run_cell(
                 progress.note(&format!("run {run} of {} hung: {reason}", cell.key));
                 *abandoned += 1;
                 outcome.records.push(failed_record(cell, run, reason, cores, pinned));
-                break;
+                self.hung = true;
             }
         }
     }
-    outcome
+}
+
+/// The cells whose runs `--interleave` alternates: consecutive cells (the
+/// plan varies scheduler and knobs innermost) with the same workload,
+/// workers, parameters and rate. Returns the end of the group at `start`.
+fn group_end(cells: &[Cell], start: usize) -> usize {
+    let key = |c: &Cell| (c.key.workers, c.key.workload.clone(), c.key.params.clone(), c.key.rate_per_s);
+    let first = key(&cells[start]);
+    start + cells[start..].iter().take_while(|c| key(c) == first).count()
+}
+
+/// The order of the group's cells in run `run`: forward on even runs,
+/// backward on odd ones (ABBA), so a steady drift in machine speed favours
+/// no cell.
+fn interleaved_order(len: usize, run: usize) -> Vec<usize> {
+    if run.is_multiple_of(2) {
+        (0..len).collect()
+    } else {
+        (0..len).rev().collect()
+    }
 }
 
 fn failed_record(cell: &Cell, run: usize, reason: String, cores: &CorePlan, pinned: bool) -> RunRecord {
@@ -180,6 +211,40 @@ fn failed_record(cell: &Cell, run: usize, reason: String, cores: &CorePlan, pinn
     r.oversubscribed = cores.oversubscribed;
     r.pinned = pinned;
     r
+}
+
+/// Notes about a cell's core plan (oversubscription, shared load generator
+/// cores), recorded once in the results.
+fn note_core_plan(
+    cell: &Cell,
+    core_plan: &CorePlan,
+    cores: &[usize],
+    config: &RunConfig,
+    results: &mut Results,
+    progress: &Progress,
+) {
+    if core_plan.oversubscribed && results.oversubscribed_workers.is_empty() {
+        progress.note(&format!(
+            "note: {} workers exceed the {} allowed cores; such cells are oversubscribed",
+            cell.runtime.workers,
+            cores.len()
+        ));
+    }
+    if core_plan.oversubscribed {
+        results.oversubscribed_workers.insert(cell.runtime.workers);
+        if cell.key.rate_per_s.is_none()
+            && crate::config::capped_default_rate(cell.workload, cell.runtime.workers).is_some()
+        {
+            results.add_note(format!(
+                "open-loop default rates are capped at {} cores' worth when workers exceed cores; pass --rate to choose",
+                cores.len()
+            ));
+        }
+    }
+    if core_plan.loadgen_shares_cores && config.pin {
+        results
+            .add_note("load generator shares cores with the workers (not enough cores to keep it apart)".to_string());
+    }
 }
 
 /// Runs the plan, feeding each finished cell to every exporter. Returns the
@@ -196,39 +261,95 @@ pub fn run_matrix(
     for note in &plan.skipped {
         results.add_note(note.clone());
     }
-    for (index, cell) in plan.cells.iter().enumerate() {
-        progress.cell(index, plan.cells.len(), &cell.key);
-        let core_plan = pin::plan(&cores, cell.runtime.workers, cell.workload.open_loop, config.pin);
-        if core_plan.oversubscribed && results.oversubscribed_workers.is_empty() {
-            progress.note(&format!(
-                "note: {} workers exceed the {} allowed cores; such cells are oversubscribed",
-                cell.runtime.workers,
-                cores.len()
-            ));
+    let mut start = 0;
+    while start < plan.cells.len() {
+        let end = if config.interleave { group_end(&plan.cells, start) } else { start + 1 };
+        let mut group: Vec<CellRun<'_>> = Vec::new();
+        for cell in &plan.cells[start..end] {
+            let core_plan = pin::plan(&cores, cell.runtime.workers, cell.workload.open_loop, config.pin);
+            note_core_plan(cell, &core_plan, &cores, config, results, &progress);
+            group.push(CellRun::new(cell, core_plan));
         }
-        if core_plan.oversubscribed {
-            results.oversubscribed_workers.insert(cell.runtime.workers);
-            if cell.key.rate_per_s.is_none()
-                && crate::config::capped_default_rate(cell.workload, cell.runtime.workers).is_some()
-            {
-                results.add_note(format!(
-                    "open-loop default rates are capped at {} cores' worth when workers exceed cores; pass --rate to choose",
-                    cores.len()
-                ));
+        if group.len() == 1 {
+            // Not interleaved: the cell's runs back to back.
+            let only = &mut group[0];
+            progress.cell(start, plan.cells.len(), &only.cell.key);
+            for run in 0..config.runs {
+                if only.hung {
+                    break;
+                }
+                only.run(run, config, &progress, &mut results.abandoned_runs);
+            }
+        } else {
+            for run in 0..config.runs {
+                for i in interleaved_order(group.len(), run) {
+                    let member = &mut group[i];
+                    if member.hung {
+                        continue;
+                    }
+                    progress.cell(start + i, plan.cells.len(), &member.cell.key);
+                    member.run(run, config, &progress, &mut results.abandoned_runs);
+                }
             }
         }
-        if core_plan.loadgen_shares_cores && config.pin {
-            results.add_note(
-                "load generator shares cores with the workers (not enough cores to keep it apart)".to_string(),
-            );
+        for member in group {
+            let outcome = member.outcome;
+            results.cells.push(CellSummary::of(&outcome.key, &outcome.records));
+            results.records.extend(outcome.records.iter().cloned());
+            for exporter in exporters.iter_mut() {
+                exporter.cell(results, &outcome)?;
+            }
         }
-        let outcome = run_cell(cell, config, &core_plan, &progress, &mut results.abandoned_runs);
-        results.cells.push(CellSummary::of(&outcome.key, &outcome.records));
-        results.records.extend(outcome.records.iter().cloned());
-        for exporter in exporters.iter_mut() {
-            exporter.cell(results, &outcome)?;
-        }
+        start = end;
     }
     progress.finish();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::Cli;
+
+    fn plan(args: &[&str]) -> Plan {
+        let cli = Cli::try_parse_from(std::iter::once("wsbench").chain(args.iter().copied())).unwrap();
+        RunConfig::from_args(&cli.run).unwrap().plan().unwrap()
+    }
+
+    #[test]
+    fn interleaved_runs_alternate_direction() {
+        assert_eq!(interleaved_order(3, 0), [0, 1, 2]);
+        assert_eq!(interleaved_order(3, 1), [2, 1, 0]);
+        assert_eq!(interleaved_order(3, 2), [0, 1, 2]);
+        assert_eq!(interleaved_order(1, 1), [0]);
+    }
+
+    #[test]
+    fn a_group_is_the_schedulers_and_knob_sets_of_one_workload_workers_rate() {
+        let p = plan(&[
+            "--sched",
+            "steal-half,steal-one",
+            "--workers",
+            "1,2",
+            "--workload",
+            "yield-many,chained-spawn",
+            "--knob",
+            "searching-limit=half,none",
+        ]);
+        // Each (workload, workers) block: both policies under both knob sets.
+        let mut groups = Vec::new();
+        let mut start = 0;
+        while start < p.cells.len() {
+            let end = group_end(&p.cells, start);
+            let cells = &p.cells[start..end];
+            let first = &cells[0].key;
+            assert!(cells.iter().all(|c| c.key.workers == first.workers && c.key.workload == first.workload));
+            groups.push(cells.len());
+            start = end;
+        }
+        assert_eq!(groups.len(), 4, "2 workloads x 2 worker counts");
+        assert_eq!(groups, [4, 4, 4, 4]);
+    }
 }

@@ -152,6 +152,34 @@ fn run_is_the_default_subcommand_and_appends_to_a_matching_csv() {
 }
 
 #[test]
+fn interleaved_runs_write_every_cell_with_all_its_runs() {
+    let dir = scratch("interleave");
+    let run = wsbench_in(
+        &dir,
+        &args(&[
+            &["--sched", "steal-half,tokio", "--workers", "1,2", "--runs", "3", "--interleave", "--csv", "i.csv"],
+            TINY,
+            SHORT,
+        ]),
+    );
+    run.ok().stdout_has(&["steal-half", "tokio"]);
+    let (header, rows) = read_csv(&dir.join("i.csv"));
+    let cells: Vec<(String, String, String)> = rows
+        .iter()
+        .map(|r| {
+            (col(&header, r, "workers").into(), col(&header, r, "scheduler").into(), col(&header, r, "run").into())
+        })
+        .collect();
+    let want: Vec<(String, String, String)> = ["1", "2"]
+        .iter()
+        .flat_map(|w| ["steal-half", "tokio"].iter().map(move |s| (w, s)))
+        .flat_map(|(w, s)| (0..3).map(move |r| (w.to_string(), s.to_string(), r.to_string())))
+        .collect();
+    assert_eq!(cells, want, "rows are written per cell, in plan order, runs in order");
+    assert!(rows.iter().all(|r| col(&header, r, "status") == "ok"), "{rows:?}");
+}
+
+#[test]
 fn single_worker_schedulers_are_skipped_above_one_worker() {
     let dir = scratch("skip");
     let run = wsbench_in(
