@@ -114,6 +114,51 @@ fn dropped_join_handle_detaches_task() {
 }
 
 #[test]
+fn aligned_task_cells_run_hand_back_outputs_and_drop_once() {
+    // `task-align` places cells inside a larger allocation; the cells are
+    // spawned on one thread and freed on the workers (and, at shutdown, on
+    // this one): every output must come back and every payload drop once.
+    for align in ["64", "128"] {
+        for (kind, workers) in configs(&[2, 8]) {
+            let rt = Builder::new(kind).workers(workers).knob("task-align", align).build().unwrap();
+            let drops = Arc::new(AtomicUsize::new(0));
+            let handles: Vec<_> = (0..2000u64)
+                .map(|i| {
+                    let token = DropCount(drops.clone());
+                    rt.spawn(async move {
+                        yield_now().await;
+                        drop(token);
+                        i * 3
+                    })
+                })
+                .collect();
+            // Pending at shutdown: dropped with the runtime, also once.
+            for _ in 0..100 {
+                let token = DropCount(drops.clone());
+                drop(rt.spawn(async move {
+                    std::future::pending::<()>().await;
+                    drop(token);
+                }));
+            }
+            let sum: u64 = rt.block_on(async move {
+                let mut sum = 0;
+                for h in handles {
+                    sum += h.await.unwrap();
+                }
+                sum
+            });
+            assert_eq!(sum, 3 * (0..2000u64).sum::<u64>(), "{kind} x{workers} task-align={align}");
+            drop(rt);
+            assert_eq!(
+                drops.load(Ordering::SeqCst),
+                2100,
+                "{kind} x{workers} task-align={align}: every payload dropped once"
+            );
+        }
+    }
+}
+
+#[test]
 fn abort_before_and_during_run() {
     for (kind, workers) in configs(&[1, 2, 8]) {
         let rt = build(kind, workers);
