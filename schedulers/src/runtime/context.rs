@@ -147,9 +147,22 @@ pub(crate) fn has_deferred() -> bool {
 /// Wakes every deferred task; their schedules are treated as yields (back
 /// of the queue). Reuses the list's allocation.
 pub(crate) fn wake_deferred() {
+    // The list's allocation goes back after every pass, including the last
+    // (empty) one: dropping it there freed and regrew the list on every
+    // round of yields (a realloc per doubling, and glibc arena-lock
+    // contention between workers that share an arena).
+    let put_back = |batch: Vec<Waker>| {
+        DEFERRED.with(|d| {
+            let mut d = d.borrow_mut();
+            if d.is_empty() {
+                *d = batch;
+            }
+        })
+    };
     loop {
         let mut batch = DEFERRED.with(|d| std::mem::take(&mut *d.borrow_mut()));
         if batch.is_empty() {
+            put_back(batch);
             return;
         }
         WAKING_DEFERRED.with(|f| f.set(true));
@@ -157,12 +170,7 @@ pub(crate) fn wake_deferred() {
             w.wake();
         }
         WAKING_DEFERRED.with(|f| f.set(false));
-        DEFERRED.with(|d| {
-            let mut d = d.borrow_mut();
-            if d.is_empty() {
-                *d = batch;
-            }
-        });
+        put_back(batch);
     }
 }
 
@@ -175,4 +183,28 @@ pub(crate) fn clear_deferred() {
 /// Whether the current schedule call comes from `wake_deferred`.
 pub(crate) fn waking_deferred() -> bool {
     WAKING_DEFERRED.with(|f| f.get())
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waking_deferred_tasks_keeps_the_list_allocation() {
+        // Any non-null worker pointer marks this test thread as a worker;
+        // nothing dereferences it here (the no-op wakers schedule nothing).
+        let marker = 0u8;
+        let _worker = enter_worker(1, &marker as *const u8 as *const ());
+        for round in 0..3 {
+            for _ in 0..100 {
+                assert!(defer(Waker::noop()));
+            }
+            let capacity = DEFERRED.with(|d| d.borrow().capacity());
+            assert!(capacity >= 100);
+            wake_deferred();
+            assert!(!has_deferred());
+            assert_eq!(DEFERRED.with(|d| d.borrow().capacity()), capacity, "round {round}: the allocation was dropped");
+        }
+        clear_deferred();
+    }
 }
