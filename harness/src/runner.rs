@@ -131,7 +131,6 @@ struct CellRun<'a> {
     cell: &'a Cell,
     cores: CorePlan,
     runtime: RuntimeSpec,
-    pinned: bool,
     outcome: CellOutcome,
     /// A run hung: the cell's remaining runs are skipped.
     hung: bool,
@@ -142,16 +141,15 @@ impl<'a> CellRun<'a> {
         let mut runtime = cell.runtime.clone();
         runtime.worker_cores = cores.worker_cores.clone();
         runtime.loadgen_cores = cores.loadgen_cores.clone();
-        let pinned = !runtime.worker_cores.is_empty();
         let outcome = CellOutcome { key: cell.key.clone(), records: Vec::new(), histograms: Vec::new() };
-        CellRun { cell, cores, runtime, pinned, outcome, hung: false }
+        CellRun { cell, cores, runtime, outcome, hung: false }
     }
 
     /// Run `run` of this cell. `abandoned` counts hung runs whose threads
     /// are still alive in this process (they may still use CPU): it grows
     /// when a run hangs, and every later row says so in its notes.
     fn run(&mut self, run: usize, config: &RunConfig, progress: &Progress, abandoned: &mut usize) {
-        let (cell, cores, pinned) = (self.cell, &self.cores, self.pinned);
+        let (cell, cores, pinned) = (self.cell, &self.cores, !self.runtime.worker_cores.is_empty());
         let options =
             RunOptions { duration: config.duration, warmup: config.warmup, seed: config.seed.wrapping_add(run as u64) };
         let end = run_with_watchdog(self.runtime.clone(), cell.spec.clone(), options, config.timeout);
@@ -270,26 +268,15 @@ pub fn run_matrix(
             note_core_plan(cell, &core_plan, &cores, config, results, &progress);
             group.push(CellRun::new(cell, core_plan));
         }
-        if group.len() == 1 {
-            // Not interleaved: the cell's runs back to back.
-            let only = &mut group[0];
-            progress.cell(start, plan.cells.len(), &only.cell.key);
-            for run in 0..config.runs {
-                if only.hung {
-                    break;
+        // Without --interleave a group is one cell: its runs back to back.
+        for run in 0..config.runs {
+            for i in interleaved_order(group.len(), run) {
+                let member = &mut group[i];
+                if member.hung {
+                    continue;
                 }
-                only.run(run, config, &progress, &mut results.abandoned_runs);
-            }
-        } else {
-            for run in 0..config.runs {
-                for i in interleaved_order(group.len(), run) {
-                    let member = &mut group[i];
-                    if member.hung {
-                        continue;
-                    }
-                    progress.cell(start + i, plan.cells.len(), &member.cell.key);
-                    member.run(run, config, &progress, &mut results.abandoned_runs);
-                }
+                progress.cell(start + i, plan.cells.len(), &member.cell.key);
+                member.run(run, config, &progress, &mut results.abandoned_runs);
             }
         }
         for member in group {

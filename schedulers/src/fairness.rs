@@ -163,8 +163,9 @@ mod tests {
     #[test]
     fn adaptive_interval_weighs_windows_by_polls_and_ignores_small_moves() {
         let mut f = Fairness::new(GlobalInterval::Adaptive);
-        assert_eq!(feed(&mut f, 40_000.0, 1000), 5); // 40 µs polls → 5
-                                                     // 30 µs polls would tune to 6: within the jitter filter, no move.
+        // 40 µs polls → 5.
+        assert_eq!(feed(&mut f, 40_000.0, 1000), 5);
+        // 30 µs polls would tune to 6: within the jitter filter, no move.
         assert_eq!(feed(&mut f, 30_000.0, 1000), 5);
         // 25 µs → 8: more than 2 away, moves.
         assert_eq!(feed(&mut f, 25_000.0, 1000), 8);

@@ -121,11 +121,7 @@ impl<P: Policy> WorkerCx<P> {
             core = match self.find_task(&mut core) {
                 Some(task) => self.run_task(core, task),
                 // Tasks that yielded come back before we consider parking.
-                None if context::has_deferred() => {
-                    let mut core = self.poll_driver_and_wake_deferred(core);
-                    core.window_start = Instant::now();
-                    core
-                }
+                None if context::has_deferred() => self.poll_driver_and_wake_deferred(core),
                 None => self.park(core),
             };
         }
@@ -202,9 +198,8 @@ impl<P: Policy> WorkerCx<P> {
     fn maintenance(&self, mut core: Box<Core<P>>) -> Box<Core<P>> {
         self.end_window(&mut core);
         let mut core = self.poll_driver_and_wake_deferred(core);
-        let now = Instant::now();
+        let now = core.window_start;
         self.account_busy(&mut core, now);
-        core.window_start = now;
         core
     }
 
@@ -221,7 +216,8 @@ impl<P: Policy> WorkerCx<P> {
     }
 
     /// Non-blocking driver poll, then the deferred (yielded) wakes, with the
-    /// core in place so that those tasks return to this worker's queue.
+    /// core in place so that those tasks return to this worker's queue;
+    /// then a new poll-time window starts.
     fn poll_driver_and_wake_deferred(&self, core: Box<Core<P>>) -> Box<Core<P>> {
         *self.core.borrow_mut() = Some(core);
         self.batching.set(true);
@@ -230,8 +226,10 @@ impl<P: Policy> WorkerCx<P> {
         }
         context::wake_deferred();
         self.batching.set(false);
-        let core = self.core.borrow_mut().take().expect("worker core missing after the driver poll");
+        let mut core = self.core.borrow_mut().take().expect("worker core missing after the driver poll");
         self.notify_batched();
+        // Scheduled tasks are processed from here on: a new poll-time window.
+        core.window_start = Instant::now();
         core
     }
 
