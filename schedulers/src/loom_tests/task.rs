@@ -7,8 +7,9 @@ use std::task::{Poll, Waker};
 use loom::thread;
 
 use super::support::{counter, DropCount, Sched};
-use crate::loom::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use crate::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use crate::loom::sync::Mutex;
+use crate::task::JoinHandle;
 
 /// A future that completes once `go` is set; stores its waker first, then
 /// checks (so a concurrent setter that takes the waker cannot be missed).
@@ -28,10 +29,38 @@ fn gated(
     })
 }
 
-fn open(go: &AtomicBool, slot: &Mutex<Option<Waker>>) {
-    go.store(true, SeqCst);
-    if let Some(w) = slot.lock().unwrap().take() {
-        w.wake();
+/// The controls of a `gated` task: its flag, the slot holding its waker,
+/// and the count of its future's drops.
+#[derive(Clone)]
+struct Gate {
+    go: Arc<AtomicBool>,
+    slot: Arc<Mutex<Option<Waker>>>,
+    drops: Arc<AtomicUsize>,
+}
+
+impl Gate {
+    /// Spawns a `gated` task on `sched`.
+    fn spawn(sched: &Sched) -> (JoinHandle<u32>, Gate) {
+        let gate = Gate { go: Arc::new(AtomicBool::new(false)), slot: Arc::new(Mutex::new(None)), drops: counter() };
+        let join = sched.spawn(gated(gate.go.clone(), gate.slot.clone(), DropCount(gate.drops.clone())));
+        (join, gate)
+    }
+
+    /// Lets the task finish and wakes it if it is parked.
+    fn open(&self) {
+        self.go.store(true, SeqCst);
+        if let Some(w) = self.slot.lock().unwrap().take() {
+            w.wake();
+        }
+    }
+
+    fn drops(&self) -> usize {
+        self.drops.load(SeqCst)
+    }
+
+    /// Drops a waker the task left in the slot (it holds a reference).
+    fn clear(&self) {
+        drop(self.slot.lock().unwrap().take());
     }
 }
 
@@ -41,13 +70,10 @@ fn open(go: &AtomicBool, slot: &Mutex<Option<Waker>>) {
 fn poll_races_wake_and_join_waker_hand_off() {
     loom::model(|| {
         let sched = Sched::new();
-        let drops = counter();
-        let go = Arc::new(AtomicBool::new(false));
-        let slot = Arc::new(Mutex::new(None));
-        let join = sched.spawn(gated(go.clone(), slot.clone(), DropCount(drops.clone())));
-        let (s2, go2, slot2) = (sched.clone(), go.clone(), slot.clone());
+        let (join, gate) = Gate::spawn(&sched);
+        let (s2, gate2) = (sched.clone(), gate.clone());
         let waker_thread = thread::spawn(move || {
-            open(&go2, &slot2);
+            gate2.open();
             s2.run_all();
         });
         sched.run_all();
@@ -56,8 +82,8 @@ fn poll_races_wake_and_join_waker_hand_off() {
         waker_thread.join().unwrap();
         sched.run_all();
         assert_eq!(out.unwrap(), 7);
-        assert_eq!(drops.load(SeqCst), 1, "future dropped {} times", drops.load(SeqCst));
-        drop(slot.lock().unwrap().take());
+        assert_eq!(gate.drops(), 1, "future dropped {} times", gate.drops());
+        gate.clear();
         sched.finish();
     });
 }
@@ -67,10 +93,7 @@ fn poll_races_wake_and_join_waker_hand_off() {
 fn abort_races_poll() {
     loom::model(|| {
         let sched = Sched::new();
-        let drops = counter();
-        let go = Arc::new(AtomicBool::new(false));
-        let slot = Arc::new(Mutex::new(None));
-        let join = sched.spawn(gated(go, slot.clone(), DropCount(drops.clone())));
+        let (join, gate) = Gate::spawn(&sched);
         let s2 = sched.clone();
         let runner = thread::spawn(move || s2.run_all());
         join.abort();
@@ -78,8 +101,8 @@ fn abort_races_poll() {
         sched.run_all();
         let err = loom::future::block_on(join).unwrap_err();
         assert!(err.is_cancelled(), "{err:?}");
-        assert_eq!(drops.load(SeqCst), 1);
-        drop(slot.lock().unwrap().take());
+        assert_eq!(gate.drops(), 1);
+        gate.clear();
         sched.finish();
     });
 }
@@ -108,14 +131,11 @@ fn join_handle_drop_races_completion() {
 fn shutdown_races_wake_and_poll() {
     loom::model(|| {
         let sched = Sched::new();
-        let drops = counter();
-        let go = Arc::new(AtomicBool::new(false));
-        let slot = Arc::new(Mutex::new(None));
-        let join = sched.spawn(gated(go.clone(), slot.clone(), DropCount(drops.clone())));
+        let (join, gate) = Gate::spawn(&sched);
         sched.run_all(); // parked on the gate
-        let (s2, go2, slot2) = (sched.clone(), go.clone(), slot.clone());
+        let (s2, gate2) = (sched.clone(), gate.clone());
         let waker = thread::spawn(move || {
-            open(&go2, &slot2);
+            gate2.open();
             s2.run_all();
         });
         sched.0.owned.close();
@@ -126,8 +146,8 @@ fn shutdown_races_wake_and_poll() {
             Ok(v) => assert_eq!(v, 7),
             Err(e) => assert!(e.is_cancelled(), "{e:?}"),
         }
-        assert_eq!(drops.load(SeqCst), 1);
-        drop(slot.lock().unwrap().take());
+        assert_eq!(gate.drops(), 1);
+        gate.clear();
         sched.finish();
     });
 }
