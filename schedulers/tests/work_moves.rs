@@ -6,7 +6,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{build, Latch};
-use wsbench_schedulers::{spawn, SchedulerKind};
+use wsbench_schedulers::{spawn, Builder, SchedulerKind};
 
 const WORKERS: usize = 4;
 const TASKS: usize = 4_000;
@@ -21,8 +21,18 @@ fn spin(d: Duration) {
     }
 }
 
+/// A steal-half ring that holds every task of `skewed`: with the default
+/// 256 slots most spawns overflow to the inject queue and the other workers
+/// take them from there, so whether any batch is stolen from a ring came
+/// down to timing (one CI run saw a single one-task steal).
+const ROOMY_RING: &str = "8192";
+
 fn skewed(kind: SchedulerKind) -> wsbench_schedulers::metrics::RuntimeMetrics {
-    let rt = build(kind, WORKERS);
+    let rt = if kind == SchedulerKind::StealHalf {
+        Builder::new(kind).workers(WORKERS).knob("queue-capacity", ROOMY_RING).build().unwrap()
+    } else {
+        build(kind, WORKERS)
+    };
     let latch = Latch::new(TASKS);
     let l = latch.clone();
     // One task on one worker spawns everything: all work starts local.
