@@ -97,6 +97,62 @@ fn wake_while_running_reschedules_and_wake_after_completion_is_harmless() {
     }
 }
 
+/// Polls its inner future only after the inner future's own waker fired
+/// (how `FuturesUnordered` and similar combinators behave), with a waker of
+/// its own that records the wake and passes it on.
+struct OnOwnWake<F> {
+    inner: Pin<Box<F>>,
+    woken: Arc<AtomicBool>,
+    first: bool,
+}
+
+struct Flag(Arc<AtomicBool>, Waker);
+
+impl std::task::Wake for Flag {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.store(true, Ordering::SeqCst);
+        self.1.wake_by_ref();
+    }
+}
+
+impl<F: Future> Future for OnOwnWake<F> {
+    type Output = F::Output;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        if !self.first && !self.woken.swap(false, Ordering::SeqCst) {
+            return Poll::Pending;
+        }
+        self.first = false;
+        let waker = Waker::from(Arc::new(Flag(self.woken.clone(), cx.waker().clone())));
+        self.inner.as_mut().poll(&mut Context::from_waker(&waker))
+    }
+}
+
+#[test]
+fn yield_under_a_combinator_waker_wakes_that_waker() {
+    // `yield_now` skips the waker only when it is the polled task's own;
+    // here it must wake the combinator's, or the task never finishes.
+    for (kind, workers) in configs(&[1, 2]) {
+        let rt = build(kind, workers);
+        let latch = Latch::new(50);
+        for _ in 0..50 {
+            let l = latch.clone();
+            drop(rt.spawn(async move {
+                let inner = async {
+                    for _ in 0..3 {
+                        yield_now().await;
+                    }
+                };
+                OnOwnWake { inner: Box::pin(inner), woken: Arc::new(AtomicBool::new(false)), first: true }.await;
+                l.count_down();
+            }));
+        }
+        latch.wait(LIMIT, &format!("{kind} x{workers}"));
+    }
+}
+
 #[test]
 fn dropped_join_handle_detaches_task() {
     for (kind, workers) in configs(&[1, 2, 8]) {

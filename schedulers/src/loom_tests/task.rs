@@ -151,3 +151,38 @@ fn shutdown_races_wake_and_poll() {
         sched.finish();
     });
 }
+
+/// `yield_now` through the task's own waker (the path that marks the poll
+/// instead of cloning and waking the waker) racing an abort and a wake by
+/// value from another thread: the future is dropped exactly once, the
+/// JoinHandle sees 7 or a cancellation, and no reference leaks. Bound: 2.
+#[test]
+fn own_waker_yield_races_abort_and_wake() {
+    loom::model(|| {
+        let sched = Sched::new();
+        let drops = counter();
+        let slot: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
+        let (keep, s) = (DropCount(drops.clone()), slot.clone());
+        let join = sched.spawn(async move {
+            let _keep = &keep;
+            *s.lock().unwrap() = Some(poll_fn(|cx| Poll::Ready(cx.waker().clone())).await);
+            crate::task::yield_now().await;
+            7u32
+        });
+        let s2 = sched.clone();
+        let runner = thread::spawn(move || s2.run_all());
+        if let Some(w) = slot.lock().unwrap().take() {
+            w.wake();
+        }
+        join.abort();
+        runner.join().unwrap();
+        sched.run_all();
+        match loom::future::block_on(join) {
+            Ok(v) => assert_eq!(v, 7),
+            Err(e) => assert!(e.is_cancelled(), "{e:?}"),
+        }
+        assert_eq!(drops.load(SeqCst), 1, "future dropped {} times", drops.load(SeqCst));
+        drop(slot.lock().unwrap().take());
+        sched.finish();
+    });
+}

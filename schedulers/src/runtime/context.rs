@@ -119,18 +119,21 @@ impl Drop for WorkerGuard {
 
 /// The worker context pointer if this thread is a worker of the runtime
 /// whose `Shared` lives at `shared_addr`.
+#[inline]
 pub(crate) fn worker_of(shared_addr: usize) -> Option<*const ()> {
     let (addr, ptr) = WORKER.with(|w| w.get());
     (addr == shared_addr && !ptr.is_null()).then_some(ptr)
 }
 
 /// Whether this thread is a worker of any wsbench runtime.
+#[inline]
 pub(crate) fn is_worker() -> bool {
     !WORKER.with(|w| w.get()).1.is_null()
 }
 
 /// Defers a yielding task's wake-up on a worker thread. `false` when not
 /// on a worker (the caller wakes at once).
+#[inline]
 pub(crate) fn defer(waker: &Waker) -> bool {
     if !is_worker() {
         return false;
@@ -181,6 +184,7 @@ pub(crate) fn clear_deferred() {
 }
 
 /// Whether the current schedule call comes from `wake_deferred`.
+#[inline]
 pub(crate) fn waking_deferred() -> bool {
     WAKING_DEFERRED.with(|f| f.get())
 }

@@ -222,6 +222,20 @@ impl<P: Policy> Schedule for Arc<Shared<P>> {
         self.schedule_task(task, Origin::Yield);
     }
 
+    fn defer_yield(&self, task: Notified) {
+        match context::worker_of(self.addr()) {
+            Some(ptr) => {
+                // SAFETY: as in `schedule_task`: registered by this
+                // runtime's `worker_main` as a live `WorkerCx<P>`.
+                let cx = unsafe { &*(ptr as *const WorkerCx<P>) };
+                cx.defer_yield(task);
+            }
+            // Not polled by one of our workers: nothing will come back
+            // for a deferred list here, so queue it now.
+            None => self.schedule_task(task, Origin::Yield),
+        }
+    }
+
     fn release(&self, task: RawTask) -> Option<Task> {
         self.owned.remove(task)
     }

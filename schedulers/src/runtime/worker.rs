@@ -25,7 +25,7 @@ use super::shared::Shared;
 use crate::coop;
 use crate::knobs::IdleMode;
 use crate::metrics::Counters;
-use crate::policy::{Policy, WorkerRef};
+use crate::policy::{Origin, Policy, WorkerRef};
 use crate::task::raw::Notified;
 
 /// Spin rounds of `idle=backoff` before yielding the thread.
@@ -44,6 +44,10 @@ pub(crate) struct WorkerCx<P: Policy> {
     /// `notify_pending` and acted on once afterwards, as tokio does.
     pub(crate) batching: Cell<bool>,
     pub(crate) notify_pending: Cell<bool>,
+    /// Tasks that yielded through their own waker (`yield_now`), held until
+    /// this worker runs out of other local work or polls the driver. (Yields
+    /// through other wakers wait in the thread's deferred waker list.)
+    deferred: RefCell<Vec<Notified>>,
 }
 
 pub(crate) struct Core<P: Policy> {
@@ -79,6 +83,7 @@ where
         parker,
         batching: Cell::new(false),
         notify_pending: Cell::new(false),
+        deferred: RefCell::new(Vec::new()),
     };
     let addr = Arc::as_ptr(&shared) as usize;
     let _worker = context::enter_worker(addr, &cx as *const WorkerCx<P> as *const ());
@@ -94,6 +99,7 @@ where
     });
     let mut core = cx.run(core);
     context::clear_deferred();
+    drop(cx.deferred.take());
     let mut leftover = Vec::new();
     shared.policy.drain_core(&mut core.policy, &mut leftover);
     drop(leftover);
@@ -121,11 +127,20 @@ impl<P: Policy> WorkerCx<P> {
             core = match self.find_task(&mut core) {
                 Some(task) => self.run_task(core, task),
                 // Tasks that yielded come back before we consider parking.
-                None if context::has_deferred() => self.poll_driver_and_wake_deferred(core),
+                None if self.has_deferred() => self.poll_driver_and_wake_deferred(core),
                 None => self.park(core),
             };
         }
         core
+    }
+
+    /// A task polled on this worker yielded; see `deferred`.
+    pub(crate) fn defer_yield(&self, task: Notified) {
+        self.deferred.borrow_mut().push(task);
+    }
+
+    fn has_deferred(&self) -> bool {
+        !self.deferred.borrow().is_empty() || context::has_deferred()
     }
 
     fn worker_ref<'a>(&'a self, core: &Core<P>) -> WorkerRef<'a> {
@@ -227,10 +242,28 @@ impl<P: Policy> WorkerCx<P> {
         context::wake_deferred();
         self.batching.set(false);
         let mut core = self.core.borrow_mut().take().expect("worker core missing after the driver poll");
+        self.requeue_deferred(&mut core);
         self.notify_batched();
         // Scheduled tasks are processed from here on: a new poll-time window.
         core.window_start = Instant::now();
         core
+    }
+
+    /// Puts the tasks that yielded back at the end of the local queue; as
+    /// for the deferred wakes, one "wake a peer" check afterwards.
+    fn requeue_deferred(&self, core: &mut Core<P>) {
+        let mut deferred = self.deferred.borrow_mut();
+        if deferred.is_empty() {
+            return;
+        }
+        let w = self.worker_ref(core);
+        let mut notify = false;
+        for task in deferred.drain(..) {
+            notify |= self.shared.policy.push_local(&mut core.policy, &w, task, Origin::Yield);
+        }
+        if notify {
+            self.notify_pending.set(true);
+        }
     }
 
     /// One "wake a peer" for everything pushed while `batching`.

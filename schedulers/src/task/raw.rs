@@ -35,6 +35,13 @@ pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     fn yield_now(&self, task: Notified) {
         self.schedule(task)
     }
+    /// The task yielded through its own waker (`yield_now` on the thread
+    /// that polls it): hold it until the worker runs out of other local
+    /// work or polls the driver, then back of the queue. Schedulers with no
+    /// such point queue it at once.
+    fn defer_yield(&self, task: Notified) {
+        self.yield_now(task)
+    }
     /// The task completed: unlink it from the owned list, returning the
     /// list's reference if it was still linked.
     fn release(&self, task: RawTask) -> Option<Task>;
@@ -348,10 +355,21 @@ unsafe fn poll<F: Future + Send + 'static, S: Schedule>(ptr: NonNull<Header>) {
         // SAFETY: the transition dropped the last reference.
         ToRunning::Dealloc => return unsafe { dealloc::<F, S>(ptr) },
     }
-    if poll_future(cell).is_ready() {
+    let polling = super::yield_now::enter_poll(ptr);
+    let ready = poll_future(cell).is_ready();
+    let yielded = super::yield_now::leave_poll(polling, ptr);
+    if ready {
         return complete(cell);
     }
-    match cell.header.state.transition_to_idle() {
+    let idle = if yielded {
+        // `yield_now` marked the task instead of cloning and waking its
+        // waker: one state change instead of three (see `yield_now.rs`).
+        cell.header.state.transition_to_idle_yielded()
+    } else {
+        cell.header.state.transition_to_idle()
+    };
+    match idle {
+        ToIdle::OkNotified if yielded => cell.scheduler.defer_yield(Notified(RawTask(ptr))),
         ToIdle::Ok => {}
         ToIdle::OkNotified => cell.scheduler.yield_now(Notified(RawTask(ptr))),
         // SAFETY: the transition dropped the last reference.
@@ -527,7 +545,8 @@ unsafe fn drop_join_handle<F: Future, S>(ptr: NonNull<Header>) {
 
 // ---- waker ----
 
-static WAKER_VTABLE: RawWakerVTable = RawWakerVTable::new(waker_clone, waker_wake, waker_wake_by_ref, waker_drop);
+pub(super) static WAKER_VTABLE: RawWakerVTable =
+    RawWakerVTable::new(waker_clone, waker_wake, waker_wake_by_ref, waker_drop);
 
 fn waker_from(ptr: NonNull<Header>) -> Waker {
     // SAFETY: the vtable functions below uphold the RawWaker contract: the

@@ -184,6 +184,21 @@ impl State {
         })
     }
 
+    /// RUNNING → idle and NOTIFIED, for a task that yielded through its own
+    /// waker during this poll: what `transition_to_idle` does after a wake
+    /// by reference while running, without that wake's own state change.
+    /// The poll's reference becomes the `Notified`'s. `Cancelled` (RUNNING
+    /// kept) when an abort came in meanwhile.
+    pub(crate) fn transition_to_idle_yielded(&self) -> ToIdle {
+        self.update(|s| {
+            assert!(s.is_running(), "idling a task that is not running: {s:?}");
+            if s.is_cancelled() {
+                return (None, ToIdle::Cancelled);
+            }
+            (Some((s.0 & !RUNNING) | NOTIFIED), ToIdle::OkNotified)
+        })
+    }
+
     /// RUNNING → COMPLETE. Returns the state after the transition.
     pub(crate) fn transition_to_complete(&self) -> Snapshot {
         // AcqRel: Release publishes the output to the JoinHandle's Acquire
@@ -351,6 +366,30 @@ mod tests {
         assert_eq!(s.transition_to_idle(), ToIdle::OkNotified);
         assert!(s.load().is_notified() && !s.load().is_running());
         assert_eq!(s.load().ref_count(), 3);
+    }
+
+    #[test]
+    fn yield_keeps_the_poll_reference_for_the_notified() {
+        let s = State::new();
+        s.transition_to_running();
+        assert_eq!(s.transition_to_idle_yielded(), ToIdle::OkNotified);
+        assert!(s.load().is_notified() && !s.load().is_running());
+        assert_eq!(s.load().ref_count(), 3, "the poll's reference must pass to the Notified");
+        // A wake that raced the yield changes nothing more.
+        s.transition_to_running();
+        s.ref_inc();
+        assert_eq!(s.transition_to_notified_by_val(), ToNotified::DoNothing);
+        assert_eq!(s.transition_to_idle_yielded(), ToIdle::OkNotified);
+        assert_eq!(s.load().ref_count(), 3);
+    }
+
+    #[test]
+    fn yield_after_an_abort_is_cancelled() {
+        let s = State::new();
+        s.transition_to_running();
+        assert!(!s.transition_to_notified_and_cancel(), "the runner sees the abort; no submit");
+        assert_eq!(s.transition_to_idle_yielded(), ToIdle::Cancelled);
+        assert!(s.load().is_running(), "the runner still owns the future to cancel it");
     }
 
     #[test]
