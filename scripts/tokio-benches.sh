@@ -7,12 +7,24 @@
 # iteration over every run, the ratio of those medians ours/tokio
 # (<= 1.0: ours no slower), and the ratios within each process (both
 # runtimes of a process share its state and the machine's load at the
-# time, so these pair the noise away): their median and range.
+# time, so these pair the noise away): their median and range; and the
+# ratios of adjacent runs (run k of ours and run k of tokio follow each
+# other in the interleaved order): their median.
+#
+# Many short runs pair better than a few long ones on a machine whose speed
+# drifts over seconds (a shared VM): with 3 runs of 1 s, yield-many's
+# per-process ratios spread over [0.67, 1.13]; with 12 runs of 250 ms,
+# [0.65, 0.85] (same code, same hour). More runs also sample more runtime
+# instances, which matters where an instance locks into one adaptive
+# setting for its life (spawn-many-remote-busy2's global-queue interval).
 #
 #   scripts/tokio-benches.sh [PROCESSES] [OUT_DIR]
+#   RUNS (default 8) and DURATION (default 400ms) set the runs per cell.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 procs="${1:-4}"
+runs="${RUNS:-8}"
+duration="${DURATION:-400ms}"
 out="${2:-results/tokio-benches/$(date -u +%Y%m%dT%H%M%SZ)}"
 mkdir -p "$out"
 # The summary reads every proc-*.csv of OUT_DIR: adding to an older run
@@ -28,30 +40,32 @@ for p in $(seq 1 "$procs"); do
     if (( p % 2 )); then multi=steal-half,tokio; single=current-thread,tokio-current
     else multi=tokio,steal-half; single=tokio-current,current-thread; fi
     csv="$out/proc-$p.csv"
-    "$bin" --quiet --sched "$multi" --workers 2 --workload "$workloads" --runs 3 --duration 1s --seed "$p" --interleave --csv "$csv" >/dev/null
-    "$bin" --quiet --sched "$single" --workers 1 --workload "$workloads" --runs 3 --duration 1s --seed "$p" --interleave --csv "$csv" >/dev/null
+    "$bin" --quiet --sched "$multi" --workers 2 --workload "$workloads" --runs "$runs" --duration "$duration" --seed "$p" --interleave --csv "$csv" >/dev/null
+    "$bin" --quiet --sched "$single" --workers 1 --workload "$workloads" --runs "$runs" --duration "$duration" --seed "$p" --interleave --csv "$csv" >/dev/null
 done
 python3 - "$out" <<'PY' | tee "$out/summary.md"
 import csv, glob, statistics, sys
-cells = {}  # (workload, workers, scheduler) -> {process: [ms per iteration]}
+cells = {}  # (workload, workers, scheduler) -> {process: {run: ms per iteration}}
 for path in sorted(glob.glob(sys.argv[1] + "/proc-*.csv")):
     for r in csv.DictReader(open(path)):
         thr = float(r["throughput_per_s"] or 0)
         if r.get("status", "ok") in ("ok", "") and thr > 0:
-            cells.setdefault((r["workload"], r["workers"], r["scheduler"]), {}).setdefault(path, []).append(1e3 / thr)
+            cells.setdefault((r["workload"], r["workers"], r["scheduler"]), {}).setdefault(path, {})[int(r["run"])] = 1e3 / thr
 pairs = [("steal-half", "tokio", "2"), ("current-thread", "tokio-current", "1")]
-print("| workload | ours | workers | ours ms/iter | tokio ms/iter | ratio of medians | per-process ratio: median [min, max] | runs |")
-print("|---|---|---|---|---|---|---|---|")
+print("| workload | ours | workers | ours ms/iter | tokio ms/iter | ratio of medians | per-process ratio: median [min, max] | adjacent-run ratio: median | runs |")
+print("|---|---|---|---|---|---|---|---|---|")
 for wl in sorted({k[0] for k in cells}):
     for ours, ref, w in pairs:
         a, b = cells.get((wl, w, ours)), cells.get((wl, w, ref))
         if not a or not b:
             continue
-        ma = statistics.median(x for v in a.values() for x in v)
-        mb = statistics.median(x for v in b.values() for x in v)
-        per = sorted(statistics.median(a[p]) / statistics.median(b[p]) for p in a if p in b)
+        ma = statistics.median(x for v in a.values() for x in v.values())
+        mb = statistics.median(x for v in b.values() for x in v.values())
+        per = sorted(statistics.median(a[p].values()) / statistics.median(b[p].values()) for p in a if p in b)
+        # Run k of ours and run k of tokio's are adjacent in the interleaved order.
+        adjacent = [a[p][k] / b[p][k] for p in a if p in b for k in a[p] if k in b[p]]
         n = sum(map(len, a.values())), sum(map(len, b.values()))
         print(f"| {wl} | {ours} | {w} | {ma:.3f} | {mb:.3f} | {ma / mb:.2f} | "
-              f"{statistics.median(per):.2f} [{per[0]:.2f}, {per[-1]:.2f}] | {n[0]}/{n[1]} |")
+              f"{statistics.median(per):.2f} [{per[0]:.2f}, {per[-1]:.2f}] | {statistics.median(adjacent):.2f} | {n[0]}/{n[1]} |")
 PY
 echo "runs: $out/proc-*.csv"
