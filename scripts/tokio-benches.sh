@@ -16,7 +16,13 @@
 # per-process ratios spread over [0.67, 1.13]; with 12 runs of 250 ms,
 # [0.65, 0.85] (same code, same hour). More runs also sample more runtime
 # instances, which matters where an instance locks into one adaptive
-# setting for its life (spawn-many-remote-busy2's global-queue interval).
+# setting for its life: on spawn-many-remote-busy2 each runtime instance
+# (ours and tokio's alike, same tuning rule) settles its global-queue
+# interval at 4, 5 or 6 and keeps it (the rule ignores moves of 2 or less),
+# and an instance at 5 is ~12% slower than one at 4. With ~50 instances a
+# side, the share at 4 swings by luck and the ratio of medians with it
+# (0.96-1.05 across sets of the same code); for a stable busy2 figure give
+# it ~100 or more: RUNS=20 DURATION=300ms with 6 processes.
 #
 #   scripts/tokio-benches.sh [PROCESSES] [OUT_DIR]
 #   RUNS (default 8) and DURATION (default 400ms) set the runs per cell.
