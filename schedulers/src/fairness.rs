@@ -86,7 +86,7 @@ impl Fairness {
         }
     }
 
-    #[allow(dead_code)] // reason: read by tests
+    /// The interval in force (ticks between inject-queue checks).
     pub(crate) fn interval(&self) -> u32 {
         self.interval
     }

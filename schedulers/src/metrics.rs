@@ -37,6 +37,10 @@ macro_rules! counters {
         #[derive(Debug, Default)]
         pub(crate) struct Counters {
             $( pub(crate) $name: AtomicU64, )*
+            /// Gauge, not a counter (never summed): the global-queue
+            /// interval in force at the worker's last inject-queue check;
+            /// 0 until the first check, and for policies without one.
+            pub(crate) global_interval: AtomicU64,
         }
 
         impl Counters {
@@ -81,6 +85,13 @@ counters! {
 }
 
 impl Counters {
+    /// Owner-only gauge update: a Relaxed store.
+    #[inline(always)]
+    pub(crate) fn set(gauge: &AtomicU64, value: u64) {
+        // Relaxed: single writer (the owning worker); readers tolerate staleness.
+        gauge.store(value, Ordering::Relaxed);
+    }
+
     /// Owner-only increment: a Relaxed load and store, no RMW.
     #[inline(always)]
     pub(crate) fn bump(counter: &AtomicU64, by: u64) {
@@ -137,6 +148,13 @@ pub struct RuntimeMetrics {
     pub workers: Vec<WorkerMetrics>,
     /// Driver and blocking-pool counters.
     pub driver: DriverMetrics,
+    /// Per worker, by index: the global-queue interval (ticks between
+    /// inject-queue checks) in force at its last check. `None` for policies
+    /// without one and before a worker's first check. Under
+    /// `global-interval=adaptive` an interval can settle at different
+    /// values in different runtime instances of the same workload, which is
+    /// what this shows.
+    pub global_queue_intervals: Vec<Option<u32>>,
 }
 
 impl RuntimeMetrics {

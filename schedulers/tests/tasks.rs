@@ -453,3 +453,46 @@ fn budget_forces_a_yield_after_128_resource_operations() {
         assert!((min_polls..=max_polls).contains(&n), "budget={budget}: awaiting {READY} ready handles took {n} polls");
     }
 }
+
+/// Runs 400 tasks of 50 yields each on `rt` and returns its metrics.
+fn after_yielding_work(rt: &wsbench_schedulers::Runtime, what: &str) -> wsbench_schedulers::metrics::RuntimeMetrics {
+    let latch = Latch::new(400);
+    for _ in 0..400 {
+        let l = latch.clone();
+        drop(rt.spawn(async move {
+            for _ in 0..50 {
+                yield_now().await;
+            }
+            l.count_down();
+        }));
+    }
+    latch.wait(LIMIT, what);
+    rt.metrics()
+}
+
+#[test]
+fn metrics_report_the_global_queue_interval_in_force() {
+    // A fixed interval is reported as set, by every worker that checked.
+    for kind in [SchedulerKind::StealHalf, SchedulerKind::StealOne] {
+        let rt = Builder::new(kind).workers(2).knob("global-interval", "7").build().unwrap();
+        let m = after_yielding_work(&rt, &format!("{kind} global-interval=7"));
+        assert_eq!(m.global_queue_intervals.len(), 2);
+        let seen: Vec<u32> = m.global_queue_intervals.iter().flatten().copied().collect();
+        assert!(!seen.is_empty(), "{kind}: no worker reported an interval after 20,000 polls");
+        assert!(seen.iter().all(|&i| i == 7), "{kind}: {seen:?}, set to 7");
+        // Adaptive: within tokio's clamp [2, 127].
+        let rt = build(kind, 2);
+        let m = after_yielding_work(&rt, &format!("{kind} adaptive"));
+        let seen: Vec<u32> = m.global_queue_intervals.iter().flatten().copied().collect();
+        assert!(!seen.is_empty() && seen.iter().all(|i| (2..=127).contains(i)), "{kind}: {seen:?}");
+    }
+    // Policies without a global-queue interval report none.
+    for (kind, workers) in
+        [(SchedulerKind::Global, 2), (SchedulerKind::PerWorker, 2), (SchedulerKind::CurrentThread, 1)]
+    {
+        let rt = build(kind, workers);
+        let m = after_yielding_work(&rt, &format!("{kind}"));
+        assert_eq!(m.global_queue_intervals.len(), workers);
+        assert!(m.global_queue_intervals.iter().all(Option::is_none), "{kind}: {:?}", m.global_queue_intervals);
+    }
+}

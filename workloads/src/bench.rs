@@ -246,6 +246,17 @@ pub(crate) fn run_bench<R: Rt>(rt: &R, b: &Bench, opts: &RunOptions, params: Vec
     // Relaxed: a stop request, see `start_busy1`.
     busy.store(false, Ordering::Relaxed);
     let per_task_ns = hist.mean() / b.tasks_per_iteration() as f64;
+    let mut extras =
+        vec![("ns_per_task".into(), per_task_ns), ("tasks_per_iteration".into(), b.tasks_per_iteration() as f64)];
+    // Where the runtime reports it: the global-queue interval each worker
+    // ended the run with (an adaptive interval can settle differently in
+    // different runtime instances, e.g. 4 or 5 on spawn-many-remote-busy2,
+    // which moves the time per iteration by ~12%).
+    let intervals = sp.global_queue_intervals();
+    if let (Some(lo), Some(hi)) = (intervals.iter().min(), intervals.iter().max()) {
+        extras.push(("global_interval_min".into(), f64::from(*lo)));
+        extras.push(("global_interval_max".into(), f64::from(*hi)));
+    }
     RunOutput {
         ops: iterations,
         failed: 0,
@@ -260,9 +271,6 @@ pub(crate) fn run_bench<R: Rt>(rt: &R, b: &Bench, opts: &RunOptions, params: Vec
         schedule_slipped: false,
         notes: Vec::new(),
         params,
-        extras: vec![
-            ("ns_per_task".into(), per_task_ns),
-            ("tasks_per_iteration".into(), b.tasks_per_iteration() as f64),
-        ],
+        extras,
     }
 }

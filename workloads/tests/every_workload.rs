@@ -36,6 +36,16 @@ fn check(sched: &str, workers: usize, info: &WorkloadInfo, out: &RunOutput) {
     } else {
         assert!(out.offered_per_s.is_none(), "{at}");
         assert!(out.extras.iter().any(|(n, v)| n == "ns_per_task" && *v > 0.0), "{at}: {:?}", out.extras);
+        // The global-queue interval: reported by the policies that have one,
+        // absent (not a made-up value) for every other runtime.
+        let extra = |name: &str| out.extras.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+        let (lo, hi) = (extra("global_interval_min"), extra("global_interval_max"));
+        if matches!(sched, "steal-half" | "steal-one") {
+            let (lo, hi) = (lo.expect(&at), hi.expect(&at));
+            assert!((2.0..=127.0).contains(&lo) && lo <= hi && hi <= 127.0, "{at}: interval {lo}..{hi}");
+        } else {
+            assert_eq!((lo, hi), (None, None), "{at}: {:?}", out.extras);
+        }
     }
     let names: Vec<_> = out.counters.iter().map(|(n, _)| *n).collect();
     let want: Vec<_> = wsbench_schedulers::metrics::COUNTER_NAMES

@@ -163,7 +163,16 @@ impl<P: Policy> Shared<P> {
         workers[0].spawns_remote += self.remote_spawns.load(Ordering::Relaxed);
         let mut driver = self.driver_handle.metrics();
         driver.blocking_threads_spawned = self.blocking.threads_spawned();
-        RuntimeMetrics { workers, driver }
+        let global_queue_intervals = self
+            .counters
+            .iter()
+            // Relaxed: a statistic (see `metrics.rs`).
+            .map(|c| match c.global_interval.load(Ordering::Relaxed) {
+                0 => None,
+                n => Some(u32::try_from(n).unwrap_or(u32::MAX)),
+            })
+            .collect();
+        RuntimeMetrics { workers, driver, global_queue_intervals }
     }
 
     pub(crate) fn worker_exited(&self) {

@@ -127,6 +127,12 @@ pub trait Spawner: Clone + Send + Sync + 'static {
 
     /// The runtime's counters now (cumulative since it was built).
     fn counters(&self) -> Counters;
+
+    /// Per worker, the global-queue interval in force now, for runtimes
+    /// that report one (ours with such a policy); empty otherwise.
+    fn global_queue_intervals(&self) -> Vec<u32> {
+        Vec::new()
+    }
 }
 
 /// Fills `buf` completely; `UnexpectedEof` when the stream ends first.

@@ -153,6 +153,10 @@ impl Spawner for OursSpawner {
         let m = self.handle.metrics();
         m.totals().fields().into_iter().chain(m.driver.fields()).map(|(name, v)| (name, Some(v))).collect()
     }
+
+    fn global_queue_intervals(&self) -> Vec<u32> {
+        self.handle.metrics().global_queue_intervals.into_iter().flatten().collect()
+    }
 }
 
 /// Builds one of our runtimes and runs `plan` on it.
