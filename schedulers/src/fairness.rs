@@ -3,6 +3,8 @@
 //! victim selection.
 
 use crate::knobs::{GlobalInterval, Victim, DEFAULT_GLOBAL_INTERVAL};
+use crate::loom::sync::atomic::AtomicU64;
+use crate::metrics::Counters;
 
 /// tokio's target time between inject-queue checks: 200 µs.
 const TARGET_GLOBAL_QUEUE_INTERVAL_NS: f64 = 200_000.0;
@@ -53,9 +55,10 @@ impl Fairness {
     /// interval from the current EWMA, as tokio does; tuning only there
     /// (not after every measured window) means a short transitional window
     /// that the EWMA has already forgotten by the next check does not set
-    /// the interval.
+    /// the interval. A due tick stores the interval in force into
+    /// `reported`, the worker's gauge (`Counters::global_interval`).
     #[inline]
-    pub(crate) fn due(&mut self) -> bool {
+    pub(crate) fn due(&mut self, reported: &AtomicU64) -> bool {
         self.countdown -= 1;
         if self.countdown > 0 {
             return false;
@@ -64,6 +67,7 @@ impl Fairness {
             self.retune();
         }
         self.countdown = self.interval;
+        Counters::set(reported, u64::from(self.interval));
         true
     }
 
@@ -86,7 +90,7 @@ impl Fairness {
         }
     }
 
-    /// The interval in force (ticks between inject-queue checks).
+    #[allow(dead_code)] // reason: read by tests
     pub(crate) fn interval(&self) -> u32 {
         self.interval
     }
@@ -127,35 +131,39 @@ mod tests {
     use super::*;
 
     /// Feeds a window, then runs ticks up to the next due one (which
-    /// re-tunes); returns the interval after it.
+    /// re-tunes); returns the interval after it, checking that the due tick
+    /// reported it.
     fn feed(f: &mut Fairness, mean_poll_ns: f64, polls: u64) -> u32 {
         f.update(mean_poll_ns, polls);
-        while !f.due() {}
+        let gauge = AtomicU64::new(0);
+        while !f.due(&gauge) {}
+        assert_eq!(gauge.into_inner(), u64::from(f.interval()), "the due tick reports the interval in force");
         f.interval()
     }
 
     #[test]
     fn adaptive_interval_follows_poll_time_within_bounds() {
+        let gauge = AtomicU64::new(0);
         let mut f = Fairness::new(GlobalInterval::Adaptive);
         assert_eq!(f.interval(), DEFAULT_GLOBAL_INTERVAL);
         f.update(10_000.0, 1000); // a long window of 10 µs polls → 20 ticks ...
         assert_eq!(f.interval(), DEFAULT_GLOBAL_INTERVAL, "... but only from the next due tick");
         for _ in 1..DEFAULT_GLOBAL_INTERVAL {
-            assert!(!f.due());
+            assert!(!f.due(&gauge));
         }
         assert_eq!(f.interval(), DEFAULT_GLOBAL_INTERVAL);
-        assert!(f.due(), "the 61st tick checks");
+        assert!(f.due(&gauge), "the 61st tick checks");
         assert_eq!(f.interval(), 20);
         for _ in 1..20 {
-            assert!(!f.due());
+            assert!(!f.due(&gauge));
         }
-        assert!(f.due(), "then every 20th");
+        assert!(f.due(&gauge), "then every 20th");
         assert_eq!(feed(&mut f, 1.0, 1000), MAX_ADAPTIVE_INTERVAL); // tiny polls → clamp high
         assert_eq!(feed(&mut f, 1e9, 1000), MIN_ADAPTIVE_INTERVAL); // huge polls → clamp low
         assert_eq!(feed(&mut f, 1.0, 0), MIN_ADAPTIVE_INTERVAL); // an empty window changes nothing
         let mut fixed = Fairness::new(GlobalInterval::Fixed(7));
         assert_eq!(feed(&mut fixed, 1.0, 1000), 7);
-        let checks: Vec<bool> = (0..14).map(|_| fixed.due()).collect();
+        let checks: Vec<bool> = (0..14).map(|_| fixed.due(&gauge)).collect();
         assert_eq!(checks.iter().filter(|&&c| c).count(), 2);
         assert!(checks[6] && checks[13]);
     }

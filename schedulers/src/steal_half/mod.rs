@@ -145,8 +145,7 @@ impl Policy for StealHalf {
     }
 
     fn next_task(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
-        if core.fairness.due() {
-            Counters::set(&w.counters.global_interval, u64::from(core.fairness.interval()));
+        if core.fairness.due(&w.counters.global_interval) {
             if let Some(t) = self.inject.pop(w.index % self.inject.shards()) {
                 Counters::bump(&w.counters.inject_pops, 1);
                 return Some(t);

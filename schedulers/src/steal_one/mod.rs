@@ -108,8 +108,7 @@ impl Policy for StealOne {
     }
 
     fn next_task(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
-        if core.fairness.due() {
-            Counters::set(&w.counters.global_interval, u64::from(core.fairness.interval()));
+        if core.fairness.due(&w.counters.global_interval) {
             if let Some(t) = pop_injector(&self.injector) {
                 Counters::bump(&w.counters.inject_pops, 1);
                 return Some(t);
