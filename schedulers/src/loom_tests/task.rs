@@ -39,11 +39,29 @@ struct Gate {
 }
 
 impl Gate {
+    fn new() -> Gate {
+        Gate { go: Arc::new(AtomicBool::new(false)), slot: Arc::new(Mutex::new(None)), drops: counter() }
+    }
+
     /// Spawns a `gated` task on `sched`.
     fn spawn(sched: &Sched) -> (JoinHandle<u32>, Gate) {
-        let gate = Gate { go: Arc::new(AtomicBool::new(false)), slot: Arc::new(Mutex::new(None)), drops: counter() };
+        let gate = Gate::new();
         let join = sched.spawn(gated(gate.go.clone(), gate.slot.clone(), DropCount(gate.drops.clone())));
         (join, gate)
+    }
+
+    /// The end of a model whose task may finish or be cancelled: runs what
+    /// is queued, expects 7 or a cancellation, exactly one drop of the
+    /// future, and no leaked reference.
+    fn finish_seven_or_cancelled(&self, sched: &Sched, join: JoinHandle<u32>) {
+        sched.run_all();
+        match loom::future::block_on(join) {
+            Ok(v) => assert_eq!(v, 7),
+            Err(e) => assert!(e.is_cancelled(), "{e:?}"),
+        }
+        assert_eq!(self.drops(), 1, "future dropped {} times", self.drops());
+        self.clear();
+        sched.finish();
     }
 
     /// Lets the task finish and wakes it if it is parked.
@@ -141,14 +159,7 @@ fn shutdown_races_wake_and_poll() {
         sched.0.owned.close();
         sched.0.owned.shutdown_all();
         waker.join().unwrap();
-        sched.run_all();
-        match loom::future::block_on(join) {
-            Ok(v) => assert_eq!(v, 7),
-            Err(e) => assert!(e.is_cancelled(), "{e:?}"),
-        }
-        assert_eq!(gate.drops(), 1);
-        gate.clear();
-        sched.finish();
+        gate.finish_seven_or_cancelled(&sched, join);
     });
 }
 
@@ -160,9 +171,9 @@ fn shutdown_races_wake_and_poll() {
 fn own_waker_yield_races_abort_and_wake() {
     loom::model(|| {
         let sched = Sched::new();
-        let drops = counter();
-        let slot: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
-        let (keep, s) = (DropCount(drops.clone()), slot.clone());
+        // The gate's waker slot and drop counter; its flag is not used.
+        let gate = Gate::new();
+        let (keep, s) = (DropCount(gate.drops.clone()), gate.slot.clone());
         let join = sched.spawn(async move {
             let _keep = &keep;
             *s.lock().unwrap() = Some(poll_fn(|cx| Poll::Ready(cx.waker().clone())).await);
@@ -171,18 +182,11 @@ fn own_waker_yield_races_abort_and_wake() {
         });
         let s2 = sched.clone();
         let runner = thread::spawn(move || s2.run_all());
-        if let Some(w) = slot.lock().unwrap().take() {
+        if let Some(w) = gate.slot.lock().unwrap().take() {
             w.wake();
         }
         join.abort();
         runner.join().unwrap();
-        sched.run_all();
-        match loom::future::block_on(join) {
-            Ok(v) => assert_eq!(v, 7),
-            Err(e) => assert!(e.is_cancelled(), "{e:?}"),
-        }
-        assert_eq!(drops.load(SeqCst), 1, "future dropped {} times", drops.load(SeqCst));
-        drop(slot.lock().unwrap().take());
-        sched.finish();
+        gate.finish_seven_or_cancelled(&sched, join);
     });
 }
