@@ -6,16 +6,36 @@ use anyhow::Result;
 use clap::Parser;
 
 use crate::cli::{Cli, Command, RunArgs};
-use crate::compare::Unusable;
 use crate::config::RunConfig;
 use crate::env::Environment;
 use crate::export::{self, Results, Settings};
 use crate::{compare, list, plot, runner, table};
 
-/// Exit status of `compare` when something regressed, and of any error.
+/// Exit status when wsbench worked and the answer is no: `compare` found a
+/// regression, every run of `run` failed, `plot` found nothing to draw.
 pub const EXIT_FAILURE: u8 = 1;
-/// Exit status of `compare` on unusable input.
+/// Exit status of every error: bad input (an option, a value, a file that
+/// cannot be read or written; clap's usage errors exit 2 as well) and a
+/// result file that could not be written. Never a regression.
 pub const EXIT_UNUSABLE: u8 = 2;
+
+/// An answer of "no" reported as an error message: exits
+/// [`EXIT_FAILURE`] rather than [`EXIT_UNUSABLE`].
+#[derive(Debug)]
+pub struct Negative(pub String);
+
+impl std::fmt::Display for Negative {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Negative {}
+
+/// A [`Negative`] outcome as an error.
+pub fn negative(message: String) -> anyhow::Error {
+    anyhow::Error::new(Negative(message))
+}
 
 /// Parses the command line and runs the chosen subcommand.
 pub fn run() -> Result<ExitCode> {
@@ -32,12 +52,12 @@ pub fn run() -> Result<ExitCode> {
     }
 }
 
-/// The exit status for an error: 2 for unusable `compare` input, else 1.
+/// The exit status for an error: 1 for a [`Negative`] outcome, else 2.
 pub fn exit_code_for(err: &anyhow::Error) -> ExitCode {
-    if err.downcast_ref::<Unusable>().is_some() {
-        ExitCode::from(EXIT_UNUSABLE)
-    } else {
+    if err.downcast_ref::<Negative>().is_some() {
         ExitCode::from(EXIT_FAILURE)
+    } else {
+        ExitCode::from(EXIT_UNUSABLE)
     }
 }
 
@@ -57,7 +77,7 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
         println!("{line}");
     }
     if results.cells.iter().all(|c| c.ok_runs == 0) {
-        anyhow::bail!("every run failed; see the error column");
+        return Err(negative("every run failed; see the error column".to_string()));
     }
     Ok(ExitCode::SUCCESS)
 }

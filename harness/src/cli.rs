@@ -18,7 +18,8 @@ finishes.
 List syntax (--workers, --rate): `1,2,4`, `1..=8`, `1..8`, `1..=128:pow2`, `1000..=8000:x2`,
 `10k..=50k:+10k`.
 
-Exit status: 0 success; 1 error (or, for `compare`, a regression); 2 unusable input to `compare`.";
+Exit status: 0 success; 1 the answer is no (every run failed, `compare` found a regression, `plot`
+found nothing to plot); 2 an error (bad input, an unreadable input file, an unwritable output).";
 
 /// wsbench: scheduling-policy benchmark harness.
 #[derive(Debug, Parser)]

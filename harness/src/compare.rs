@@ -7,10 +7,11 @@
 //! **and** the medians differ by at least the effect-size floor
 //! (`--threshold`, or `--tail-threshold` for p99 and p99.9). Everything
 //! else is `unchanged`. Exit status: 1 when anything regressed, 0
-//! otherwise, 2 on unusable input.
+//! otherwise, 2 on unusable input or a report that cannot be written.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -18,7 +19,8 @@ use serde::Serialize;
 
 use crate::app::EXIT_FAILURE;
 use crate::cli::CompareArgs;
-use crate::export::write_atomically;
+use crate::export::file::check_distinct;
+use crate::export::{check_writable, write_atomically};
 use crate::lists::parse_percent;
 use crate::load::{load, ResultsFile};
 use crate::record::{CellKey, LatencyMetric, RunRecord, Status, SCHEMA_VERSION};
@@ -389,6 +391,7 @@ pub fn main(args: &CompareArgs) -> Result<ExitCode> {
     if !(floors.alpha > 0.0 && floors.alpha < 1.0) {
         return Err(unusable(anyhow::anyhow!("--alpha {} must be between 0 and 1", args.alpha)));
     }
+    check_outputs(args).map_err(unusable)?;
     let base = load(&args.base).map_err(unusable)?;
     let current = load(&args.current).map_err(unusable)?;
     if base.schema_version != current.schema_version {
@@ -411,17 +414,48 @@ pub fn main(args: &CompareArgs) -> Result<ExitCode> {
     }
     let report = compare(&base, &current, &floors);
     let markdown = render_markdown(&report);
-    if let Some(path) = &args.out {
-        write_atomically(path, markdown.as_bytes())?;
-    }
-    if let Some(path) = &args.json {
-        let mut bytes = serde_json::to_vec_pretty(&report).context("cannot encode the report")?;
-        bytes.push(b'\n');
-        write_atomically(path, &bytes)?;
-    }
     print!("{markdown}");
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }
+    write_reports(args, &report, &markdown)?;
     Ok(if report.regressed() { ExitCode::from(EXIT_FAILURE) } else { ExitCode::SUCCESS })
+}
+
+/// Checks `--out` and `--json` before any work: each writable, neither the
+/// same file as the other or as an input.
+fn check_outputs(args: &CompareArgs) -> Result<()> {
+    let mut outputs: Vec<(&str, &Path)> = Vec::new();
+    if let Some(path) = &args.out {
+        check_writable(path, "the report (--out)")?;
+        outputs.push(("--out", path));
+    }
+    if let Some(path) = &args.json {
+        check_writable(path, "the report (--json)")?;
+        outputs.push(("--json", path));
+    }
+    check_distinct(&outputs)?;
+    for input in [("base", args.base.as_path()), ("current", args.current.as_path())] {
+        if input.1.exists() {
+            for &output in &outputs {
+                check_distinct(&[input, output])?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes `--out` and `--json` after the report is on stdout. A failure
+/// here is an error (exit 2), never taken for a regression.
+fn write_reports(args: &CompareArgs, report: &Report, markdown: &str) -> Result<()> {
+    if let Some(path) = &args.out {
+        write_atomically(path, markdown.as_bytes())
+            .context("the report is on stdout, but --out could not be written")?;
+    }
+    if let Some(path) = &args.json {
+        let mut bytes = serde_json::to_vec_pretty(report).context("cannot encode the report")?;
+        bytes.push(b'\n');
+        write_atomically(path, &bytes).context("the report is on stdout, but --json could not be written")?;
+    }
+    Ok(())
 }

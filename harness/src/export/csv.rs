@@ -2,10 +2,12 @@
 //! exactly DESIGN.md's, then every counter (blank where the runtime cannot
 //! report it), then the harness's extra columns.
 //!
-//! The file is opened for appending before anything runs; a new or empty
-//! file gets the header, an existing one must already have exactly this
-//! header and end with a complete line. Each cell's rows go out in one
-//! write, so an interrupt keeps every finished cell.
+//! The file is checked before anything runs and opened for appending; a
+//! new or empty file gets the header, an existing one must already have
+//! exactly this header, rows of this schema version only, and end with a
+//! complete line. Each cell's rows go out in one write, whole or not at all
+//! (a failed write is cut back), so an interrupt or a full disk keeps every
+//! finished cell and leaves a file `compare`, `plot` and the next run read.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -13,7 +15,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, ensure, Context, Result};
 
-use super::{parent_dir, Exporter, Results};
+use super::file::regular_target;
+use super::{check_writable, parent_dir, Exporter, Results};
 use crate::env::Environment;
 use crate::record::{counter_names, LatencyMetric, RunRecord, SCHEMA_VERSION};
 use crate::runner::CellOutcome;
@@ -152,31 +155,72 @@ pub struct CsvExporter {
     file: File,
 }
 
-impl CsvExporter {
-    /// Opens `path` for appending, writing the header when it is new or
-    /// empty and refusing a file with another header.
-    pub fn open(path: &Path) -> Result<CsvExporter> {
-        let dir = parent_dir(path);
-        ensure!(dir.is_dir(), "cannot write CSV `{}`: directory `{}` does not exist", path.display(), dir.display());
-        let existing_len = fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        if existing_len > 0 {
+/// Checks that `path` can take this wsbench's rows, creating nothing: a
+/// regular file (or nothing yet, or a symlink to either) in an existing,
+/// writable directory; when it has content, the same header, only rows of
+/// this schema version, and a complete last line.
+pub fn check(path: &Path) -> Result<()> {
+    let target = regular_target(path, "CSV")?;
+    let dir = parent_dir(&target);
+    ensure!(dir.is_dir(), "cannot write CSV `{}`: directory `{}` does not exist", path.display(), dir.display());
+    match fs::metadata(&target) {
+        Ok(meta) if meta.len() > 0 => {
             check_existing(path)?;
+            OpenOptions::new()
+                .append(true)
+                .open(&target)
+                .map(drop)
+                .with_context(|| format!("cannot open CSV `{}` for appending", path.display()))
         }
+        _ => check_writable(path, "CSV"),
+    }
+}
+
+impl CsvExporter {
+    /// Opens `path` for appending after [`check`], writing the header when
+    /// it is new or empty.
+    pub fn open(path: &Path) -> Result<CsvExporter> {
+        check(path)?;
+        let existed = path.exists();
         let mut file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .with_context(|| format!("cannot open CSV `{}` for appending", path.display()))?;
-        if existing_len == 0 {
-            let bytes = encode([header()])?;
-            file.write_all(&bytes).with_context(|| format!("cannot write the header of `{}`", path.display()))?;
+        if file.metadata().map(|m| m.len()).unwrap_or(0) == 0 {
+            if let Err(err) = append_whole(&mut file, &encode([header()])?) {
+                if !existed {
+                    let _ = fs::remove_file(path);
+                }
+                return Err(err.context(format!("cannot write the header of `{}`", path.display())));
+            }
         }
         Ok(CsvExporter { path: path.to_path_buf(), file })
     }
 }
 
-/// Refuses to append to a file whose header differs or whose last line is
-/// incomplete.
+/// Appends `bytes` whole or not at all: when the write fails part way (a
+/// full disk, a file-size limit), the file is cut back to its length before
+/// it, so it still ends with a complete row.
+fn append_whole(file: &mut File, bytes: &[u8]) -> Result<()> {
+    let before = file.metadata().context("cannot read the file's length")?.len();
+    let Err(err) = file.write_all(bytes).and_then(|()| file.flush()) else {
+        return Ok(());
+    };
+    match file.set_len(before) {
+        Ok(()) => Err(anyhow::Error::new(err).context(format!(
+            "the write failed, so the file was cut back to its last complete row ({before} bytes); \
+             it stays readable by compare and plot and can be appended to"
+        ))),
+        Err(cut) => Err(anyhow::Error::new(err).context(format!(
+            "the write failed and cutting the file back to its last complete row ({before} bytes) failed too ({cut}); \
+             remove its incomplete last line before reading or appending to it"
+        ))),
+    }
+}
+
+/// Refuses to append to a file whose header differs, that holds rows of
+/// another schema version, or whose last line is incomplete.
 fn check_existing(path: &Path) -> Result<()> {
     let mut f = File::open(path).with_context(|| format!("cannot read existing CSV `{}`", path.display()))?;
     let mut reader = ::csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(&mut f);
@@ -197,6 +241,8 @@ fn check_existing(path: &Path) -> Result<()> {
             path.display()
         );
     }
+    check_row_versions(path, &mut reader)?;
+    drop(reader);
     let mut last = [0u8; 1];
     f.seek(SeekFrom::End(-1))
         .and_then(|_| f.read_exact(&mut last))
@@ -209,10 +255,40 @@ fn check_existing(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The header does not change with every schema version, so each row's
+/// `schema_version` must be this wsbench's too.
+fn check_row_versions<R: Read>(path: &Path, reader: &mut ::csv::Reader<R>) -> Result<()> {
+    let ours = SCHEMA_VERSION.to_string();
+    let mut row = ::csv::StringRecord::new();
+    loop {
+        match reader.read_record(&mut row) {
+            Ok(false) => return Ok(()),
+            Ok(true) => {
+                let line = row.position().map(|p| p.line()).unwrap_or(0);
+                let version = row.get(0).unwrap_or("").trim();
+                ensure!(
+                    version == ours,
+                    "refusing to append to `{}`: line {line} has schema_version `{version}`, this wsbench writes {ours}; \
+                     rows of two versions in one file cannot be compared: write to a new file",
+                    path.display()
+                );
+            }
+            // A malformed last line is reported by the completeness check, with its cause.
+            Err(_) => return Ok(()),
+        }
+    }
+}
+
 impl Exporter for CsvExporter {
     fn cell(&mut self, results: &Results, latest: &CellOutcome) -> Result<()> {
         let bytes = encode(latest.records.iter().map(|r| row(&results.env, r)))?;
-        self.file.write_all(&bytes).with_context(|| format!("cannot append to `{}`", self.path.display()))?;
-        self.file.flush().with_context(|| format!("cannot flush `{}`", self.path.display()))
+        append_whole(&mut self.file, &bytes).with_context(|| {
+            format!(
+                "cannot append the {} row(s) of cell {} to `{}`",
+                latest.records.len(),
+                latest.key,
+                self.path.display()
+            )
+        })
     }
 }

@@ -9,7 +9,7 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, ensure, Context, Result};
 use base64::Engine as _;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag};
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
@@ -153,9 +153,33 @@ pub struct HdrExporter {
     dir: PathBuf,
 }
 
+/// Checks that `dir` is a writable directory, or can be created: its
+/// nearest existing ancestor is a writable directory. Creates nothing.
+pub fn check(dir: &Path) -> Result<()> {
+    if dir.exists() {
+        ensure!(dir.is_dir(), "--hdr-dir `{}` exists and is not a directory", dir.display());
+        return super::check_writable(&dir.join("probe"), "HDR logs into");
+    }
+    let mut ancestor = dir;
+    while !ancestor.exists() {
+        ancestor = match ancestor.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+    }
+    ensure!(
+        ancestor.is_dir(),
+        "cannot create --hdr-dir `{}`: `{}` is not a directory",
+        dir.display(),
+        ancestor.display()
+    );
+    super::check_writable(&ancestor.join("probe"), &format!("--hdr-dir `{}` into", dir.display()))
+}
+
 impl HdrExporter {
     /// Creates `dir` when missing and checks it is writable.
     pub fn open(dir: &Path) -> Result<HdrExporter> {
+        check(dir)?;
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create --hdr-dir `{}`", dir.display()))?;
         super::check_writable(&dir.join("probe"), "HDR logs into")?;
         Ok(HdrExporter { dir: dir.to_path_buf() })

@@ -5,16 +5,15 @@
 //! HDR writes one interval log per cell the same way.
 
 pub mod csv;
+pub mod file;
 pub mod hdr;
 pub mod json;
 pub mod markdown;
 
 use std::collections::BTreeSet;
-use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::{ensure, Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 
 use crate::config::RunConfig;
@@ -23,6 +22,8 @@ use crate::record::RunRecord;
 use crate::runner::CellOutcome;
 use crate::slo::Slo;
 use crate::summary::CellSummary;
+
+pub use file::{check_writable, parent_dir, write_atomically};
 
 /// A result writer.
 pub trait Exporter {
@@ -139,12 +140,39 @@ impl Results {
     }
 }
 
-/// Opens every exporter the configuration asks for, checking each
-/// destination before anything runs.
-pub fn open_all(config: &RunConfig) -> Result<Vec<Box<dyn Exporter>>> {
-    let mut out: Vec<Box<dyn Exporter>> = Vec::new();
+/// Checks every destination the configuration names, creating nothing:
+/// each is writable and no two name the same file.
+pub fn check_all(config: &RunConfig) -> Result<()> {
+    let mut outputs: Vec<(&str, &Path)> = Vec::new();
     if let Some(path) = &config.csv {
-        out.push(Box::new(csv::CsvExporter::open(path)?));
+        csv::check(path)?;
+        outputs.push(("--csv", path));
+    }
+    if let Some(path) = &config.json {
+        check_writable(path, "JSON")?;
+        outputs.push(("--json", path));
+    }
+    if let Some(path) = &config.markdown {
+        check_writable(path, "markdown")?;
+        outputs.push(("--markdown", path));
+    }
+    if let Some(dir) = &config.hdr_dir {
+        hdr::check(dir)?;
+        if dir.exists() || parent_dir(dir).is_dir() {
+            outputs.push(("--hdr-dir", dir));
+        }
+    }
+    file::check_distinct(&outputs)
+}
+
+/// Opens every exporter the configuration asks for. Every destination is
+/// checked first ([`check_all`]), so a bad one leaves nothing behind; the
+/// CSV, which gets its header on opening, is opened last.
+pub fn open_all(config: &RunConfig) -> Result<Vec<Box<dyn Exporter>>> {
+    check_all(config)?;
+    let mut out: Vec<Box<dyn Exporter>> = Vec::new();
+    if let Some(dir) = &config.hdr_dir {
+        out.push(Box::new(hdr::HdrExporter::open(dir)?));
     }
     if let Some(path) = &config.json {
         out.push(Box::new(json::JsonExporter::open(path)?));
@@ -152,54 +180,10 @@ pub fn open_all(config: &RunConfig) -> Result<Vec<Box<dyn Exporter>>> {
     if let Some(path) = &config.markdown {
         out.push(Box::new(markdown::MarkdownExporter::open(path)?));
     }
-    if let Some(dir) = &config.hdr_dir {
-        out.push(Box::new(hdr::HdrExporter::open(dir)?));
+    if let Some(path) = &config.csv {
+        out.push(Box::new(csv::CsvExporter::open(path)?));
     }
     Ok(out)
-}
-
-/// The directory a file will be written into (`.` for a bare name).
-pub fn parent_dir(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
-/// Checks that `path` can be written later by [`write_atomically`]: its
-/// directory exists and accepts a new file.
-pub fn check_writable(path: &Path, what: &str) -> Result<()> {
-    let dir = parent_dir(path);
-    ensure!(dir.is_dir(), "cannot write {what} `{}`: directory `{}` does not exist", path.display(), dir.display());
-    ensure!(!path.is_dir(), "cannot write {what} `{}`: it is a directory", path.display());
-    let probe = temp_path(path);
-    fs::write(&probe, b"").with_context(|| {
-        format!("cannot write {what} `{}` (directory `{}` is not writable)", path.display(), dir.display())
-    })?;
-    fs::remove_file(&probe).with_context(|| format!("cannot remove probe file `{}`", probe.display()))?;
-    Ok(())
-}
-
-fn temp_path(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    parent_dir(path).join(format!(".{name}.tmp-{}", std::process::id()))
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same directory
-/// and a rename, so `path` is either the old or the new complete file.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = temp_path(path);
-    let write = || -> std::io::Result<()> {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    };
-    write()
-        .inspect_err(|_| {
-            let _ = fs::remove_file(&tmp);
-        })
-        .with_context(|| format!("cannot write `{}`", path.display()))
 }
 
 /// Replaces every character outside `[A-Za-z0-9._-]` by `-`, for file names.
