@@ -14,6 +14,7 @@ pub mod compare;
 pub mod config;
 pub mod env;
 pub mod export;
+pub mod health;
 pub mod list;
 pub mod lists;
 pub mod load;

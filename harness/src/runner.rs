@@ -16,13 +16,13 @@ use anyhow::Result;
 use hdrhistogram::Histogram;
 use wsbench_workloads::api::{RunOptions, RunOutput, RuntimeSpec, WorkloadSpec};
 
-use crate::backend;
 use crate::config::{Cell, Plan, RunConfig};
 use crate::export::{Exporter, Results};
 use crate::pin::{self, CorePlan};
 use crate::progress::Progress;
 use crate::record::{counter_names, join_pairs, CellKey, Latencies, RunRecord, Status, US_PER_NS};
 use crate::summary::CellSummary;
+use crate::{backend, health};
 
 /// The full histograms of one run, kept only until the exporters have seen
 /// the cell.
@@ -161,6 +161,12 @@ impl<'a> CellRun<'a> {
                 if *abandoned > 0 {
                     let note = format!("measured while {abandoned} abandoned hung run(s) were still alive");
                     record.notes = if record.notes.is_empty() { note } else { format!("{}; {note}", record.notes) };
+                }
+                if let Some(reason) = health::too_many_failures(&record) {
+                    progress.note(&format!("run {run} of {} failed: {reason}", cell.key));
+                    (record.status, record.error) = (Status::Failed, reason);
+                    outcome.records.push(record);
+                    return;
                 }
                 outcome.records.push(record);
                 let RunOutput { latency_ns, uncorrected_ns, elapsed, .. } = *out;

@@ -31,6 +31,10 @@ pub struct CellSummary {
     /// Median of each counter over the runs that reported it; absent when
     /// none did.
     pub counters: BTreeMap<&'static str, f64>,
+    /// Failed requests as a share of the requests answered, over every run
+    /// that finished (ok or failed for too many failures); `None` when no
+    /// run answered any.
+    pub failed_request_fraction: Option<f64>,
 }
 
 impl CellSummary {
@@ -66,6 +70,7 @@ impl CellSummary {
             offered_per_s: (!offered.is_empty()).then(|| median(&offered)),
             latency_us,
             counters,
+            failed_request_fraction: failed_request_fraction(records),
         }
     }
 
@@ -79,6 +84,13 @@ impl CellSummary {
     pub fn load_per_s(&self) -> Option<f64> {
         self.key.rate_per_s.map(|r| r as f64).or(self.offered_per_s)
     }
+}
+
+/// Failed / (completed + failed) requests summed over `records`.
+fn failed_request_fraction(records: &[RunRecord]) -> Option<f64> {
+    let failed: u64 = records.iter().map(|r| r.failed).sum();
+    let answered: u64 = records.iter().map(|r| r.ops + r.failed).sum();
+    (answered > 0).then(|| failed as f64 / answered as f64)
 }
 
 /// Groups records by cell, keeping first-seen order, and summarises each.

@@ -107,6 +107,12 @@ struct Optional {
     params: bool,
     load: bool,
     failed: bool,
+    failed_requests: bool,
+}
+
+/// The share of failed requests, next to the latencies it qualifies.
+fn failed_requests_cell(c: &CellSummary) -> String {
+    or_blank(c.failed_request_fraction.map(|f| format!("{:.2}%", f * PERCENT)))
 }
 
 fn or_blank(v: Option<String>) -> String {
@@ -135,6 +141,9 @@ fn cell_row(c: &CellSummary, cells: &[CellSummary], baseline: &str, optional: &O
     for m in [LatencyMetric::P50, LatencyMetric::P99, LatencyMetric::P999, LatencyMetric::Max] {
         row.push(latency_cell(c, m));
     }
+    if optional.failed_requests {
+        row.push(failed_requests_cell(c));
+    }
     row.push(or_blank(c.counters.get(STEALS_COUNTER).map(|v| format_count(*v))));
     let ratios = ratios_to(cells, c, baseline);
     for r in [ratios.throughput, ratios.p99] {
@@ -154,6 +163,7 @@ pub fn cells_table(results: &Results) -> Table {
         params: cells.iter().any(|c| !c.key.params.is_empty()),
         load: cells.iter().any(|c| c.load_per_s().is_some()),
         failed: cells.iter().any(|c| c.failed_runs > 0),
+        failed_requests: cells.iter().any(|c| c.failed_request_fraction.is_some_and(|f| f > 0.0)),
     };
     let baseline = &results.settings.baseline_sched;
     let mut columns: Vec<(String, bool)> =
@@ -165,9 +175,13 @@ pub fn cells_table(results: &Results) -> Table {
             columns.push((name.into(), right));
         }
     }
-    for name in ["throughput/s", "spread", "p50", "p99", "p99.9", "max", "steals"] {
+    for name in ["throughput/s", "spread", "p50", "p99", "p99.9", "max"] {
         columns.push((name.into(), true));
     }
+    if optional.failed_requests {
+        columns.push(("failed req".into(), true));
+    }
+    columns.push(("steals".into(), true));
     columns.push((format!("thr/{baseline}"), true));
     columns.push((format!("p99/{baseline}"), true));
     if optional.failed {
@@ -221,6 +235,13 @@ pub fn legend(results: &Results) -> Vec<String> {
         runs = results.settings.runs,
         base = results.settings.baseline_sched
     )];
+    if results.cells.iter().any(|c| c.failed_request_fraction.is_some_and(|f| f > 0.0)) {
+        lines.push(format!(
+            "failed req = failed requests / requests answered over every finished run; a run with more than {:.0}% failed \
+             requests or client connections is a failed run, and its latencies are left out of the medians",
+            crate::health::MAX_FAILED_FRACTION * PERCENT
+        ));
+    }
     if !results.cells.iter().any(|c| c.key.scheduler == results.settings.baseline_sched) {
         lines.push(format!(
             "no {0} cells in this matrix, so the ratio column is blank; add it with --sched ...,{0}",

@@ -41,8 +41,16 @@ pub(crate) struct Timers {
 /// Panics with the injected-fault message when `req` says so.
 pub(crate) fn maybe_panic(req: &Request) {
     if req.must_panic {
-        panic!("{INJECTED_PANIC}");
+        inject_panic();
     }
+}
+
+/// Unwinds with the injected-fault message without running the panic hook
+/// (`resume_unwind`): an injected fault models a failed request and costs
+/// an unwind, never a message or a backtrace on stderr, whatever
+/// `RUST_BACKTRACE` says.
+pub(crate) fn inject_panic() -> ! {
+    std::panic::resume_unwind(Box::new(INJECTED_PANIC))
 }
 
 /// Spawns one subtask per draw of `service` (each spinning that long), the
@@ -54,7 +62,7 @@ pub(crate) async fn fan_out<S: Spawner>(sp: &S, req: &Request, n: u64, service: 
             let panic_here = req.must_panic && i == 0;
             sp.spawn_inside(async move {
                 if panic_here {
-                    panic!("{INJECTED_PANIC}");
+                    inject_panic();
                 }
                 spin_ns(ns);
             })

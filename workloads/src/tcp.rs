@@ -422,7 +422,11 @@ fn merge_clients(results: Vec<ConnResult>, server: &Collector, spec: &LoadSpec, 
     histos.queue_wait = server_side.queue_wait;
     histos.service = server_side.service;
     histos.deadline_misses = server_side.deadline_misses;
-    OpenReport { histos, gen, window: *w, counters: Vec::new(), notes, extras: Vec::new() }
+    // Counted apart from failed requests: a connection that never came up
+    // sends nothing, so it fails no request but takes its load away.
+    let extras =
+        vec![("connections".to_string(), spec.threads as f64), ("failed_connections".to_string(), f64::from(errors))];
+    OpenReport { histos, gen, window: *w, counters: Vec::new(), notes, extras }
 }
 
 #[cfg(test)]

@@ -1,0 +1,84 @@
+//! When a run that finished is still not a success: too many of its
+//! requests, or of its client connections, failed. Such a run's latency
+//! percentiles describe only the requests that got through, so they must
+//! not be shown as if from a healthy run: the run is recorded with
+//! `status=failed` and the reason, keeps its measured numbers in its row,
+//! and enters no summary, chart or comparison.
+
+use crate::record::RunRecord;
+
+/// The largest share of failed requests (or failed client connections) an
+/// `ok` run may have: 1%. Beyond it the p99 no longer describes the
+/// requests that were sent.
+pub const MAX_FAILED_FRACTION: f64 = 0.01;
+const PERCENT: f64 = 100.0;
+
+fn extra(record: &RunRecord, name: &str) -> Option<f64> {
+    record.extras.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+}
+
+/// Why `record` is not a success although the run finished, or `None` when
+/// it is one. Deadline misses are left out of the failed requests: the
+/// `timers` workload measures them on purpose (its `deadline_misses`).
+pub fn too_many_failures(record: &RunRecord) -> Option<String> {
+    let misses = extra(record, "deadline_misses").unwrap_or(0.0).max(0.0) as u64;
+    let failed = record.failed.saturating_sub(misses);
+    let attempted = record.ops + failed;
+    let mut reasons = Vec::new();
+    if failed > 0 && failed as f64 > MAX_FAILED_FRACTION * attempted as f64 {
+        reasons.push(format!(
+            "{failed} of {attempted} requests failed ({:.1}%)",
+            failed as f64 / attempted as f64 * PERCENT
+        ));
+    }
+    if let (Some(lost), Some(all)) = (extra(record, "failed_connections"), extra(record, "connections")) {
+        if lost > 0.0 && lost > MAX_FAILED_FRACTION * all {
+            reasons.push(format!("{lost:.0} of {all:.0} client connections failed"));
+        }
+    }
+    (!reasons.is_empty()).then(|| {
+        format!(
+            "too many failures: {}; a run may lose at most {:.0}% of its requests or connections",
+            reasons.join(", "),
+            MAX_FAILED_FRACTION * PERCENT
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::CellKey;
+
+    fn record(ops: u64, failed: u64, extras: &[(&str, f64)]) -> RunRecord {
+        let key = CellKey {
+            scheduler: "steal-half".into(),
+            workers: 1,
+            workload: "rpc-fanout".into(),
+            knobs: String::new(),
+            params: String::new(),
+            rate_per_s: None,
+        };
+        let mut r = RunRecord::failed(key, 0, String::new());
+        (r.ops, r.failed) = (ops, failed);
+        r.extras = extras.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+        r
+    }
+
+    #[test]
+    fn one_percent_of_requests_may_fail_and_no_more() {
+        assert_eq!(too_many_failures(&record(1000, 0, &[])), None);
+        assert_eq!(too_many_failures(&record(990, 10, &[])), None, "10 of 1000 is exactly 1%");
+        let why = too_many_failures(&record(989, 11, &[])).unwrap();
+        assert!(why.contains("11 of 1000 requests failed (1.1%)"), "{why}");
+        assert!(too_many_failures(&record(0, 5, &[])).unwrap().contains("5 of 5"));
+    }
+
+    #[test]
+    fn deadline_misses_are_not_failures_but_lost_connections_are() {
+        assert_eq!(too_many_failures(&record(900, 100, &[("deadline_misses", 100.0)])), None);
+        let why = too_many_failures(&record(100, 0, &[("connections", 64.0), ("failed_connections", 1.0)])).unwrap();
+        assert!(why.contains("1 of 64 client connections failed"), "{why}");
+        assert_eq!(too_many_failures(&record(100, 0, &[("connections", 64.0), ("failed_connections", 0.0)])), None);
+    }
+}
