@@ -71,7 +71,7 @@ pub struct RunArgs {
     #[arg(long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
 
-    /// A scheduler knob `name=value` (repeatable); `name=v1,v2` sweeps the values, one cell each.
+    /// A scheduler knob `name=value` (repeatable); `name=v1,v2` sweeps the values, one cell each (each value once).
     #[arg(long = "knob", value_name = "NAME=VALUE[,VALUE..]")]
     pub knobs: Vec<String>,
 

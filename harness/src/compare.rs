@@ -230,7 +230,7 @@ fn judge(metric: &Metric, cell: &CellKey, base: &[f64], current: &[f64], floors:
 pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Report {
     let (base_cells, current_cells) = (group(base), group(current));
     let mut comparisons = Vec::new();
-    let mut underpowered = 0;
+    let mut underpowered = Vec::new();
     for (key, base_runs) in &base_cells {
         let Some(current_runs) = current_cells.get(key) else {
             continue;
@@ -241,7 +241,7 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
             continue;
         }
         if !b_ok.is_empty() && !c_ok.is_empty() && min_possible_p(b_ok.len(), c_ok.len()) >= floors.alpha {
-            underpowered += 1;
+            underpowered.push((b_ok.len(), c_ok.len()));
         }
         for metric in &METRICS {
             if let Some(c) = judge(metric, key, &metric.values(&b_ok), &metric.values(&c_ok), floors) {
@@ -259,12 +259,8 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
         counts.insert(v.as_str(), comparisons.iter().filter(|c| c.verdict == v).count());
     }
     let mut warnings = environment_warnings(base, current);
-    if underpowered > 0 {
-        warnings.push(format!(
-            "{underpowered} cell(s) have too few runs for the test to ever reach alpha {} (3 vs 3 runs cannot go below p = 0.1); \
-             they can only be `unchanged`: use --runs 5 or more",
-            floors.alpha
-        ));
+    if let Some(w) = power_warning(&underpowered, floors.alpha) {
+        warnings.push(w);
     }
     let only = |a: &BTreeMap<CellKey, Vec<&RunRecord>>, b: &BTreeMap<CellKey, Vec<&RunRecord>>| {
         a.keys().filter(|k| !b.contains_key(*k)).map(|k| k.to_string()).collect()
@@ -281,6 +277,28 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
         only_in_current: only(&current_cells, &base_cells),
         warnings,
     }
+}
+
+/// The warning about cells whose run counts (ok base runs, ok current
+/// runs) cannot reach `alpha`, saying which counts were compared and the
+/// smallest p-value each allows.
+fn power_warning(underpowered: &[(usize, usize)], alpha: f64) -> Option<String> {
+    if underpowered.is_empty() {
+        return None;
+    }
+    let mut counts = underpowered.to_vec();
+    counts.sort_unstable();
+    counts.dedup();
+    let pairs: Vec<String> = counts
+        .iter()
+        .map(|&(b, c)| format!("{b} vs {c} runs cannot go below p = {:.3}", min_possible_p(b, c)))
+        .collect();
+    Some(format!(
+        "{} cell(s) have too few ok runs for the test to ever reach alpha {alpha} ({}); they can only be `unchanged`: \
+         use --runs 5 or more",
+        underpowered.len(),
+        pairs.join("; ")
+    ))
 }
 
 fn ok_runs<'a>(runs: &[&'a RunRecord]) -> Vec<&'a RunRecord> {
@@ -413,6 +431,9 @@ pub fn main(args: &CompareArgs) -> Result<ExitCode> {
         }
     }
     let report = compare(&base, &current, &floors);
+    if report.comparisons.is_empty() {
+        return Err(unusable(nothing_compared(&base, &current, &report)));
+    }
     let markdown = render_markdown(&report);
     print!("{markdown}");
     for w in &report.warnings {
@@ -458,4 +479,30 @@ fn write_reports(args: &CompareArgs, report: &Report, markdown: &str) -> Result<
         write_atomically(path, &bytes).context("the report is on stdout, but --json could not be written")?;
     }
     Ok(())
+}
+
+/// Why no comparison came out: a baseline that matches nothing is unusable,
+/// not a pass.
+fn nothing_compared(base: &ResultsFile, current: &ResultsFile, report: &Report) -> anyhow::Error {
+    let cells = |n: usize, list: &[String]| match list.first() {
+        Some(first) if n > 1 => format!("{n} cells, e.g. `{first}`"),
+        Some(first) => format!("1 cell, `{first}`"),
+        None => "none".to_string(),
+    };
+    if report.only_in_base.len() == group(base).len() {
+        anyhow::anyhow!(
+            "nothing to compare: base `{}` and current `{}` have no cell in common (only in base: {}; only in current: {}); \
+             cells match by scheduler, workers, workload, knobs, params and rate",
+            base.path.display(),
+            current.path.display(),
+            cells(report.only_in_base.len(), &report.only_in_base),
+            cells(report.only_in_current.len(), &report.only_in_current)
+        )
+    } else {
+        anyhow::anyhow!(
+            "nothing to compare: the cells `{}` and `{}` have in common have no ok run in base (every run there failed)",
+            base.path.display(),
+            current.path.display()
+        )
+    }
 }

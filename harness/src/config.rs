@@ -210,8 +210,12 @@ fn parse_knobs(args: &[String], scheds: &[&SchedInfo]) -> Result<Vec<Vec<(String
         ensure!(!seen.contains(&name), "--knob `{name}` given twice; give its values as a list: {name}=v1,v2");
         seen.push(name.clone());
         let values: Vec<&str> = values.split(',').map(str::trim).collect();
-        for value in &values {
+        for (i, value) in values.iter().enumerate() {
             Knobs::default().set(&name, value).with_context(|| format!("bad --knob `{text}`"))?;
+            ensure!(
+                !values[..i].contains(value),
+                "--knob `{text}` lists `{value}` twice; each value is one cell, so give each value once"
+            );
         }
         for sched in scheds {
             check_knob_applies(&name, sched)?;

@@ -156,19 +156,24 @@ fn command_line() -> String {
         .join(" ")
 }
 
-/// Formats a time as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+/// Formats a time as `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC, milliseconds). The
+/// CSV's `timestamp` is the start of the invocation, and with milliseconds
+/// it tells two invocations appended to one file apart (`load` keys rows
+/// by cell, timestamp and run).
 pub fn rfc3339_utc(time: SystemTime) -> String {
     const SECS_PER_DAY: u64 = 86_400;
     const SECS_PER_HOUR: u64 = 3_600;
     const SECS_PER_MIN: u64 = 60;
-    let secs = time.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
     let (days, rem) = (secs / SECS_PER_DAY, secs % SECS_PER_DAY);
     let (y, m, d) = civil_from_days(days as i64);
     format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
         rem / SECS_PER_HOUR,
         rem % SECS_PER_HOUR / SECS_PER_MIN,
-        rem % SECS_PER_MIN
+        rem % SECS_PER_MIN,
+        since.subsec_millis()
     )
 }
 
@@ -196,11 +201,11 @@ mod tests {
 
     #[test]
     fn formats_known_instants() {
-        assert_eq!(rfc3339_utc(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339_utc(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
         let leap_day = UNIX_EPOCH + Duration::from_secs(951_782_400 + 3_661);
-        assert_eq!(rfc3339_utc(leap_day), "2000-02-29T01:01:01Z");
-        let later = UNIX_EPOCH + Duration::from_secs(1_767_225_599);
-        assert_eq!(rfc3339_utc(later), "2025-12-31T23:59:59Z");
+        assert_eq!(rfc3339_utc(leap_day), "2000-02-29T01:01:01.000Z");
+        let later = UNIX_EPOCH + Duration::from_millis(1_767_225_599_999);
+        assert_eq!(rfc3339_utc(later), "2025-12-31T23:59:59.999Z");
     }
 
     #[test]

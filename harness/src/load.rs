@@ -67,6 +67,28 @@ impl Row<'_> {
         }
     }
 
+    /// A measured quantity: a finite number, not negative.
+    fn measure(&self, column: &str) -> Result<Option<f64>> {
+        let value = self.optional::<f64>(column)?;
+        if let Some(v) = value {
+            ensure!(
+                v.is_finite() && v >= 0.0,
+                "`{}` line {}, column `{column}`: `{}` is not a measurement (allowed: a finite number, 0 or more)",
+                self.path.display(),
+                self.line,
+                self.text(column).unwrap_or_default()
+            );
+        }
+        Ok(value)
+    }
+
+    /// A required [`Row::measure`].
+    fn required_measure(&self, column: &str) -> Result<f64> {
+        self.measure(column)?.with_context(|| {
+            format!("`{}` line {}, column `{column}`: empty, a value is required", self.path.display(), self.line)
+        })
+    }
+
     fn string(&self, column: &str) -> String {
         self.text(column).unwrap_or_default().to_string()
     }
@@ -95,7 +117,7 @@ fn latencies(row: &Row<'_>) -> Result<Option<Latencies>> {
     };
     let mut present = 0;
     for metric in LatencyMetric::ALL {
-        if let Some(v) = row.optional::<f64>(metric.column())? {
+        if let Some(v) = row.measure(metric.column())? {
             out.set(metric, v);
             present += 1;
         }
@@ -122,17 +144,17 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
     let mut r = RunRecord::failed(key, row.required("run")?, row.string("error"));
     r.status = status;
     if status == Status::Ok {
-        r.duration_s = row.required("duration_s")?;
+        r.duration_s = row.required_measure("duration_s")?;
         r.ops = row.required("ops")?;
-        r.throughput_per_s = row.required("throughput_per_s")?;
+        r.throughput_per_s = row.required_measure("throughput_per_s")?;
     }
-    r.offered_per_s = row.optional("offered_per_s")?;
+    r.offered_per_s = row.measure("offered_per_s")?;
     r.latency = latencies(row)?;
     r.failed = row.optional("failed")?.unwrap_or(0);
     r.sent = row.optional("sent")?.unwrap_or(0);
-    r.uncorrected_p99_us = row.optional("uncorrected_p99_us")?;
-    r.queue_wait_p99_us = row.optional("queue_wait_p99_us")?;
-    r.service_p99_us = row.optional("service_p99_us")?;
+    r.uncorrected_p99_us = row.measure("uncorrected_p99_us")?;
+    r.queue_wait_p99_us = row.measure("queue_wait_p99_us")?;
+    r.service_p99_us = row.measure("service_p99_us")?;
     r.counters = counter_names().iter().map(|n| row.optional(n)).collect::<Result<_>>()?;
     r.schedule_slipped = row.optional("schedule_slipped")?.unwrap_or(false);
     r.oversubscribed = row.optional("oversubscribed")?.unwrap_or(false);
@@ -174,7 +196,9 @@ pub fn load(path: &Path) -> Result<ResultsFile> {
     let columns = read_header(path, &mut reader)?;
     let width = columns.index.len();
     let mut records = Vec::new();
-    let mut first_seen: HashMap<(CellKey, usize), u64> = HashMap::new();
+    // A row is one run of one cell in one invocation (its `timestamp`): a
+    // rerun appended to the file adds runs, the same row twice is an error.
+    let mut first_seen: HashMap<(CellKey, String, usize), u64> = HashMap::new();
     let mut schema: Option<u32> = None;
     let mut first_env = None;
     for result in reader.records() {
@@ -204,8 +228,14 @@ pub fn load(path: &Path) -> Result<ResultsFile> {
                 row.string("git_sha"),
             ));
         }
-        if let Some(earlier) = first_seen.insert((r.key.clone(), r.run), line) {
-            bail!("`{}` line {line}: duplicate cell {} run {} (first at line {earlier})", path.display(), r.key, r.run);
+        if let Some(earlier) = first_seen.insert((r.key.clone(), row.string("timestamp"), r.run), line) {
+            bail!(
+                "`{}` line {line}: duplicate cell {} run {} of the invocation started {} (first at line {earlier})",
+                path.display(),
+                r.key,
+                r.run,
+                row.string("timestamp")
+            );
         }
         records.push(r);
     }

@@ -11,11 +11,12 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
+use crate::app::negative;
 use crate::cli::PlotArgs;
 use crate::env::short_sha;
 use crate::export::{file_safe, hdr};
 use crate::load::{load, ResultsFile};
-use crate::record::LatencyMetric;
+use crate::record::{LatencyMetric, Status};
 use crate::stats::Summary;
 use crate::summary::{summarise, CellSummary};
 use chart::{Chart, Point, Scale, Series, Ticks};
@@ -265,20 +266,29 @@ fn caption(file: &ResultsFile) -> String {
 pub fn plot(args: &PlotArgs) -> Result<Vec<PathBuf>> {
     chart::register_embedded_font()?;
     let file = load(&args.results)?;
+    if !file.records.iter().any(|r| r.status == Status::Ok) {
+        return Err(negative(format!(
+            "nothing to plot in `{}`: every one of its {} run(s) failed (see its `error` column)",
+            args.results.display(),
+            file.records.len()
+        )));
+    }
     let cells = summarise(&file.records);
     let caption = caption(&file);
     let mut charts = scaling_charts(&cells, &caption);
+    charts.retain(|(_, chart)| chart.series.iter().any(|s| !s.points.is_empty()));
     let scaling = charts.len();
     charts.extend(load_charts(&cells, &caption));
     if let Some(dir) = &args.hdr_dir {
         charts.extend(spectrum_charts(dir, &caption)?);
     }
+    charts.retain(|(_, chart)| chart.series.iter().any(|s| !s.points.is_empty()));
     if charts.is_empty() {
-        bail!(
+        return Err(negative(format!(
             "nothing to plot in `{}`: scaling charts need at least two worker counts per workload (run with e.g. --workers 1,2,4), \
              load charts need at least two offered rates (--rate 1k,2k,4k), spectra need --hdr-dir with logs from `wsbench run --hdr-dir`",
             args.results.display()
-        );
+        )));
     }
     if scaling == 0 {
         eprintln!(
