@@ -54,7 +54,7 @@ pub struct RunArgs {
     pub sched: String,
 
     /// Worker-thread counts: a list or range, e.g. `1,2,4` or `1..=128:pow2` [default: logical CPUs].
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub workers: Option<String>,
 
     /// Workloads: a comma-separated list, `default` (the representative suite) or `all`.
@@ -63,7 +63,7 @@ pub struct RunArgs {
 
     /// Offered load of open-loop workloads in requests/s: one value, a list or a range
     /// (`10k,20k`, `10k..=80k:x2`); one cell per rate. Default: each workload's own rate.
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub rate: Option<String>,
 
     /// A workload parameter `name=value` (repeatable); applies to the selected workloads that
@@ -77,19 +77,19 @@ pub struct RunArgs {
 
     /// Measured time per run (`2s`, `500ms`; a bare number is seconds). Fixed-size benchmarks
     /// repeat until it is reached.
-    #[arg(long, value_name = "DURATION", default_value = "500ms")]
+    #[arg(long, value_name = "DURATION", default_value = "500ms", allow_hyphen_values = true)]
     pub duration: String,
 
     /// Warm-up before each run's measurement; discarded.
-    #[arg(long, value_name = "DURATION", default_value = "100ms")]
+    #[arg(long, value_name = "DURATION", default_value = "100ms", allow_hyphen_values = true)]
     pub warmup: String,
 
-    /// Measured runs per cell, each in a fresh runtime.
-    #[arg(long, value_name = "N", default_value_t = 3)]
+    /// Measured runs per cell, each in a fresh runtime (1..=1000).
+    #[arg(long, value_name = "N", default_value_t = 3, allow_hyphen_values = true, value_parser = runs_value)]
     pub runs: usize,
 
     /// Seed of every random choice; the same for every scheduler (run i uses seed + i).
-    #[arg(long, value_name = "N", default_value_t = 42)]
+    #[arg(long, value_name = "N", default_value_t = 42, allow_hyphen_values = true, value_parser = seed_value)]
     pub seed: u64,
 
     /// Pin workers round-robin to the allowed cores (load generator on separate cores when there
@@ -110,7 +110,7 @@ pub struct RunArgs {
 
     /// Per-run watchdog limit: a run still going after it becomes a failed row and the matrix
     /// moves on [default: 3 x (warm-up + duration) + 10s].
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub timeout: Option<String>,
 
     /// Append one row per run to this CSV (created with a header when new; an existing file
@@ -153,13 +153,13 @@ pub struct CompareArgs {
     /// The results CSV to judge against the baseline.
     pub current: PathBuf,
     /// Effect-size floor for throughput, p50 and p90: smaller changes are `unchanged`.
-    #[arg(long, value_name = "PERCENT", default_value = "5%")]
+    #[arg(long, value_name = "PERCENT", default_value = "5%", allow_hyphen_values = true)]
     pub threshold: String,
     /// Effect-size floor for the tail (p99, p99.9), which is noisier.
-    #[arg(long, value_name = "PERCENT", default_value = "10%")]
+    #[arg(long, value_name = "PERCENT", default_value = "10%", allow_hyphen_values = true)]
     pub tail_threshold: String,
     /// Significance level of the two-sided Mann-Whitney U test over the runs.
-    #[arg(long, value_name = "P", default_value_t = 0.05)]
+    #[arg(long, value_name = "P", default_value_t = 0.05, allow_hyphen_values = true)]
     pub alpha: f64,
     /// Also write the verdicts as JSON to this path.
     #[arg(long, value_name = "PATH")]
@@ -180,10 +180,40 @@ pub struct PlotArgs {
     /// HdrHistogram logs written by `wsbench run --hdr-dir`, for percentile-spectrum charts.
     #[arg(long, value_name = "DIR")]
     pub hdr_dir: Option<PathBuf>,
-    /// Chart width in pixels.
-    #[arg(long, value_name = "PX", default_value_t = 960)]
+    /// Chart width in pixels (320..=4096).
+    #[arg(long, value_name = "PX", default_value_t = 960, allow_hyphen_values = true, value_parser = chart_px)]
     pub width: u32,
-    /// Chart height in pixels.
-    #[arg(long, value_name = "PX", default_value_t = 600)]
+    /// Chart height in pixels (320..=4096).
+    #[arg(long, value_name = "PX", default_value_t = 600, allow_hyphen_values = true, value_parser = chart_px)]
     pub height: u32,
+}
+
+/// More measured runs per cell than this is taken for a typo.
+pub const MAX_RUNS: u64 = 1000;
+/// The smallest chart side plotters lays out legibly.
+pub const MIN_CHART_PX: u64 = 320;
+/// The largest chart side (a 4096 x 4096 bitmap is 48 MiB).
+pub const MAX_CHART_PX: u64 = 4096;
+
+/// A whole number in `lo..=hi`, the error naming the value and the range
+/// (clap adds the option's name).
+fn whole_in(text: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    let v: u64 = text.trim().parse().map_err(|_| format!("`{text}` is not a whole number; allowed: {lo}..={hi}"))?;
+    if (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is out of range; allowed: {lo}..={hi}"))
+    }
+}
+
+fn runs_value(text: &str) -> Result<usize, String> {
+    whole_in(text, 1, MAX_RUNS).map(|v| v as usize)
+}
+
+fn seed_value(text: &str) -> Result<u64, String> {
+    whole_in(text, 0, u64::MAX)
+}
+
+fn chart_px(text: &str) -> Result<u32, String> {
+    whole_in(text, MIN_CHART_PX, MAX_CHART_PX).map(|v| v as u32)
 }

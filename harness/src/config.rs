@@ -18,6 +18,10 @@ use crate::slo::Slo;
 
 /// More workers than this is taken for a typo.
 pub const MAX_WORKERS: u64 = 4096;
+/// A `--duration` or `--warmup` longer than a day is taken for a typo.
+pub const MAX_RUN_PHASE: Duration = Duration::from_secs(24 * 60 * 60);
+/// The longest `--timeout`: above the default for the longest run phases.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 /// Workloads that exist only for the harness's own tests: never part of
 /// `all` or `default`, runnable only by name.
 pub const TEST_ONLY_WORKLOADS: &[&str] = &["hang"];
@@ -247,6 +251,32 @@ fn check_knob_applies(name: &str, sched: &SchedInfo) -> Result<()> {
     Ok(())
 }
 
+/// Parses a duration option and bounds it by `max`.
+fn bounded_duration(option: &str, text: &str, max: Duration) -> Result<Duration> {
+    let d = parse_duration(text).with_context(|| format!("bad {option}"))?;
+    ensure!(d <= max, "{option} `{text}` is too long; allowed: up to {}s", max.as_secs());
+    Ok(d)
+}
+
+/// `--timeout`, or its default: it must leave every run time to finish, so
+/// it must be longer than warm-up + duration (`run_s`).
+fn watchdog_limit(text: Option<&str>, run: Duration) -> Result<Duration> {
+    let Some(text) = text else {
+        return Ok(run * WATCHDOG_FACTOR + WATCHDOG_SLACK);
+    };
+    let timeout = bounded_duration("--timeout", text, MAX_TIMEOUT)?;
+    ensure!(
+        timeout > run,
+        "--timeout `{text}` is not longer than warm-up + duration ({:.3}s): every run would be cut off as hung; \
+         allowed: more than {:.3}s, up to {}s (default: {WATCHDOG_FACTOR} x (warm-up + duration) + {}s)",
+        run.as_secs_f64(),
+        run.as_secs_f64(),
+        MAX_TIMEOUT.as_secs(),
+        WATCHDOG_SLACK.as_secs()
+    );
+    Ok(timeout)
+}
+
 impl RunConfig {
     /// Validates `args`.
     pub fn from_args(args: &RunArgs) -> Result<RunConfig> {
@@ -256,15 +286,11 @@ impl RunConfig {
         let rates = parse_rates(args.rate.as_deref(), &workloads)?;
         let params = parse_params(&args.params, &workloads)?;
         let knob_sets = parse_knobs(&args.knobs, &scheds)?;
-        let duration = parse_duration(&args.duration).context("bad --duration")?;
+        let duration = bounded_duration("--duration", &args.duration, MAX_RUN_PHASE)?;
         ensure!(!duration.is_zero(), "--duration `{}` must be longer than zero", args.duration);
-        let warmup = parse_duration(&args.warmup).context("bad --warmup")?;
+        let warmup = bounded_duration("--warmup", &args.warmup, MAX_RUN_PHASE)?;
         ensure!(args.runs >= 1, "--runs 0: at least 1 measured run per cell is needed");
-        let timeout = match &args.timeout {
-            Some(t) => parse_duration(t).context("bad --timeout")?,
-            None => (warmup + duration) * WATCHDOG_FACTOR + WATCHDOG_SLACK,
-        };
-        ensure!(!timeout.is_zero(), "--timeout must be longer than zero");
+        let timeout = watchdog_limit(args.timeout.as_deref(), warmup + duration)?;
         ensure!(
             backend::scheduler(&args.baseline_sched).is_some(),
             "unknown --baseline-sched `{}`; allowed: {}",

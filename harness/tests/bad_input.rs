@@ -1,5 +1,6 @@
-//! Bad input: every error names the value, lists what is allowed, exits
-//! non-zero and leaves no file behind.
+//! Bad input: every error names the option and the value, lists what is
+//! allowed, exits 2 (as clap's own usage errors do; the README says so)
+//! and leaves no file behind.
 
 mod common;
 
@@ -21,7 +22,7 @@ fn with_tiny<'a>(extra: &[&'a str]) -> Vec<&'a str> {
 fn rejects(name: &str, args: &[&str], needles: &[&str]) {
     let dir = scratch(name);
     let run = wsbench_in(&dir, args);
-    run.failed().stderr_has(needles);
+    run.code(2).stderr_has(needles);
     assert!(run.stderr.starts_with("Error:") || run.stderr.starts_with("error:"), "{}", run.stderr);
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(left.is_empty(), "{name}: files left behind: {left:?}");
@@ -156,4 +157,60 @@ fn an_existing_csv_with_another_header_is_left_alone() {
     run.failed().stderr_has(&["refusing to append", "old.csv", "column 2 is `when`, expected `timestamp`"]);
     assert_eq!(std::fs::read_to_string(dir.join("old.csv")).unwrap(), foreign, "file untouched");
     assert!(run.stdout.is_empty(), "nothing ran:\n{}", run.stdout);
+}
+
+#[test]
+fn malformed_numbers_name_the_option_and_exit_2() {
+    rejects("workers-neg", &with_tiny(&["--sched", "steal-half", "--workers", "-1"]), &["--workers", "`-1`"]);
+    rejects("runs-word", &with_tiny(&["--sched", "steal-half", "--runs", "abc"]), &["--runs", "`abc`", "1..=1000"]);
+    rejects("runs-huge", &["--sched", "steal-half", "--runs", "100000"], &["--runs", "100000", "1..=1000"]);
+    rejects("seed-neg", &with_tiny(&["--sched", "steal-half", "--seed", "-3"]), &["--seed", "`-3`"]);
+    rejects(
+        "rate-neg",
+        &with_tiny(&["--sched", "steal-half", "--workload", "rpc-fanout", "--rate", "-5"]),
+        &["--rate", "`-5`"],
+    );
+    rejects("duration-neg", &["--sched", "steal-half", "--duration", "-1s"], &["--duration", "`-1s`"]);
+}
+
+#[test]
+fn durations_and_chart_sizes_are_bounded() {
+    let huge = "10000000000000000000s";
+    rejects(
+        "duration-huge",
+        &["--sched", "steal-half", "--workload", "yield-many", "--duration", huge],
+        &["--duration", huge, "too long", "up to 86400s"],
+    );
+    rejects(
+        "warmup-huge",
+        &["--sched", "steal-half", "--workload", "yield-many", "--warmup", huge],
+        &["--warmup", huge, "too long", "up to 86400s"],
+    );
+    rejects("timeout-huge", &with_tiny(&["--sched", "steal-half", "--timeout", huge]), &["--timeout", "up to 604800s"]);
+    let dir = common::scratch("plot-size");
+    for (option, value) in [("--width", "100000"), ("--height", "100000"), ("--width", "0"), ("--height", "-5")] {
+        let run = wsbench_in(&dir, &["plot", "none.csv", "--out", "charts", option, value]);
+        run.code(2).stderr_has(&[option, value, "320..=4096"]);
+    }
+    assert!(!dir.join("charts").exists());
+}
+
+#[test]
+fn a_timeout_shorter_than_a_run_is_refused() {
+    rejects(
+        "timeout-short",
+        &[
+            "--sched",
+            "steal-half",
+            "--workload",
+            "yield-many",
+            "--duration",
+            "1s",
+            "--warmup",
+            "100ms",
+            "--timeout",
+            "1s",
+        ],
+        &["--timeout `1s`", "warm-up + duration (1.100s)", "more than 1.100s"],
+    );
 }
