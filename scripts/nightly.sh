@@ -10,16 +10,20 @@
 # A run writes results/nightly/<UTC date and time>[-tiny]/:
 #   results.csv  results.json  summary.md  table.txt  mode  hdr/*.hlog  plots/*.svg|png
 #   compare.md  compare.json  (when a baseline exists)
-# and exits with `wsbench compare`'s status: 0 nothing regressed, 1 something
-# regressed, 2 unusable input. With no baseline for this machine it says how to
-# promote one and exits 0.
+#   changepoints.md  changepoints.json  report.html
+# adds the run to the history (results/history[-tiny].sqlite, or
+# $WSBENCH_HISTORY), runs `wsbench history detect` over it and writes the
+# HTML report. Exit status: 2 when compare or detect had unusable input; else
+# 1 when compare found a regression or a series' newest change point is a
+# regression; else 0. With no baseline for this machine it says how to
+# promote one (the history and report are still written).
 #
 # The baseline is results/baseline/<host>[-tiny].csv, else
 # results/baseline/<cpu-model>-<N>cpu[-tiny].csv (names lower-cased, non
 # alphanumerics as '-'), else $WSBENCH_BASELINE when set (that one wins).
 #
 # Environment: WSBENCH_BIN (a built wsbench; default: cargo build --release),
-# WSBENCH_OUT (output directory), WSBENCH_BASELINE, WSBENCH_NIGHTLY_WORKLOADS.
+# WSBENCH_OUT (output directory), WSBENCH_BASELINE, WSBENCH_HISTORY, WSBENCH_NIGHTLY_WORKLOADS.
 # Scripts read CSV/JSON only; they never parse wsbench's tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -97,16 +101,32 @@ if [ -z "$baseline" ]; then
         if [ -f "$candidate" ]; then baseline=$candidate; break; fi
     done < <(baseline_candidates "$suffix")
 fi
+status=0
 if [ -z "$baseline" ] || [ ! -f "$baseline" ]; then
     {
         echo "no baseline for this machine (looked for: $(baseline_candidates "$suffix" | tr '\n' ' '))"
         echo "to make this run the baseline: scripts/nightly.sh --promote $out"
     } | tee "$out/compare.md" >&2
-    exit 0
+else
+    "$bin" compare "$baseline" "$out/results.csv" --out "$out/compare.md" --json "$out/compare.json" > /dev/null || status=$?
+    cat "$out/compare.md"
+    echo "nightly: compared with $baseline, exit status $status (0 ok, 1 regressed, 2 unusable input)" >&2
 fi
 
-status=0
-"$bin" compare "$baseline" "$out/results.csv" --out "$out/compare.md" --json "$out/compare.json" > /dev/null || status=$?
-cat "$out/compare.md"
-echo "nightly: compared with $baseline, exit status $status (0 ok, 1 regressed, 2 unusable input)" >&2
-exit "$status"
+# The history: add this run, look for change points over every night so
+# far, write the HTML report (trends, change points, this comparison,
+# scaling curves, environment).
+history=${WSBENCH_HISTORY:-results/history${suffix}.sqlite}
+"$bin" history add "$out" --db "$history" >&2
+detect_status=0
+"$bin" history detect --db "$history" --json "$out/changepoints.json" > "$out/changepoints.md" || detect_status=$?
+"$bin" report --db "$history" --run "$out" --out "$out/report.html" > /dev/null
+echo "nightly: history $history, change points in $out/changepoints.md (exit status $detect_status), report $out/report.html" >&2
+
+# Unusable input anywhere is 2; otherwise a regression found by compare or
+# a series whose newest change point is a regression is 1.
+for s in "$status" "$detect_status"; do
+    if [ "$s" -ge 2 ]; then exit "$s"; fi
+done
+if [ "$status" = 1 ] || [ "$detect_status" = 1 ]; then exit 1; fi
+exit 0

@@ -9,7 +9,7 @@ use crate::cli::{Cli, Command, RunArgs};
 use crate::config::RunConfig;
 use crate::env::Environment;
 use crate::export::{self, Results, Settings};
-use crate::{compare, list, plot, runner, table};
+use crate::{compare, history, list, plot, report, runner, table};
 
 /// Exit status when wsbench worked and the answer is no: `compare` found a
 /// regression, every run of `run` failed, `plot` found nothing to draw.
@@ -49,6 +49,8 @@ pub fn run() -> Result<ExitCode> {
         }
         Some(Command::Compare(args)) => compare::main(&args),
         Some(Command::Plot(args)) => plot::main(&args),
+        Some(Command::History(args)) => history::main(&args),
+        Some(Command::Report(args)) => report::main(&args),
     }
 }
 

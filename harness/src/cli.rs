@@ -44,6 +44,10 @@ pub enum Command {
     Compare(CompareArgs),
     /// Draw scaling, load and percentile-spectrum charts (SVG and PNG) from a result CSV.
     Plot(PlotArgs),
+    /// Keep runs in an SQLite history (`add`, `list`) and find change points in it (`detect`).
+    History(HistoryArgs),
+    /// Write one self-contained HTML report from the history (and optionally a run directory).
+    Report(ReportArgs),
 }
 
 /// Options of `wsbench run`.
@@ -216,4 +220,92 @@ fn seed_value(text: &str) -> Result<u64, String> {
 
 fn chart_px(text: &str) -> Result<u32, String> {
     whole_in(text, MIN_CHART_PX, MAX_CHART_PX).map(|v| v as u32)
+}
+
+/// Where the history lives unless `--db` says otherwise.
+pub const DEFAULT_HISTORY_DB: &str = "results/history.sqlite";
+
+/// Options of `wsbench history`.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// What to do with the history.
+    #[command(subcommand)]
+    pub command: HistoryCommand,
+}
+
+/// The `history` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum HistoryCommand {
+    /// Store runs: run directories (their results.csv, and results.json for the environment) or
+    /// results CSVs. Adding a run that is already held changes nothing.
+    Add(HistoryAddArgs),
+    /// Show the runs the history holds, one line per run, oldest first.
+    List(HistoryDbArgs),
+    /// Find change points per (host, cell, metric) series; exit 1 when the newest change point of
+    /// a series is a regression beyond the floors, 0 otherwise, 2 on unusable input.
+    Detect(HistoryDetectArgs),
+}
+
+/// `--db`, shared by every history command.
+#[derive(Debug, Args, Clone)]
+pub struct HistoryDbArgs {
+    /// The history database (SQLite; created by `history add` when missing).
+    #[arg(long, value_name = "PATH", default_value = DEFAULT_HISTORY_DB)]
+    pub db: PathBuf,
+}
+
+/// Options of `wsbench history add`.
+#[derive(Debug, Args)]
+pub struct HistoryAddArgs {
+    /// Run directories (holding results.csv) or results CSVs.
+    #[arg(required = true, value_name = "RUN_DIR|CSV")]
+    pub inputs: Vec<PathBuf>,
+    /// The database.
+    #[command(flatten)]
+    pub db: HistoryDbArgs,
+}
+
+/// Options of `wsbench history detect`.
+#[derive(Debug, Args)]
+pub struct HistoryDetectArgs {
+    /// The database.
+    #[command(flatten)]
+    pub db: HistoryDbArgs,
+    /// Metrics (CSV column names, comma-separated) or `all` [default: throughput_per_s, p50_us,
+    /// p90_us, p99_us, p999_us].
+    #[arg(long, value_name = "LIST|all")]
+    pub metric: Option<String>,
+    /// A split is a change point when its permutation p-value is below this.
+    #[arg(long, value_name = "P", default_value_t = 0.01)]
+    pub p_value: f64,
+    /// Shuffles of the permutation test.
+    #[arg(long, value_name = "N", default_value_t = 199)]
+    pub permutations: usize,
+    /// Fewest runs on each side of a change point (at least 2).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub min_size: usize,
+    /// Floor for throughput, p50, p90 (as in compare): smaller changes are `shift`, not regressions.
+    #[arg(long, value_name = "PERCENT", default_value = "5%")]
+    pub threshold: String,
+    /// Floor for p99, p99.9 and max.
+    #[arg(long, value_name = "PERCENT", default_value = "10%")]
+    pub tail_threshold: String,
+    /// Also write the change points as JSON to this path.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+}
+
+/// Options of `wsbench report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The HTML file to write.
+    #[arg(long, value_name = "PATH")]
+    pub out: PathBuf,
+    /// A run directory (results.csv, compare.json) whose comparison and scaling curves to show;
+    /// default: the newest run in the history.
+    #[arg(long, value_name = "DIR")]
+    pub run: Option<PathBuf>,
+    /// The database.
+    #[command(flatten)]
+    pub db: HistoryDbArgs,
 }

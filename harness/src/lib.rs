@@ -9,12 +9,14 @@
 
 pub mod app;
 pub mod backend;
+pub mod changepoint;
 pub mod cli;
 pub mod compare;
 pub mod config;
 pub mod env;
 pub mod export;
 pub mod health;
+pub mod history;
 pub mod list;
 pub mod lists;
 pub mod load;
@@ -22,6 +24,7 @@ pub mod pin;
 pub mod plot;
 pub mod progress;
 pub mod record;
+pub mod report;
 pub mod runner;
 pub mod slo;
 pub mod stats;

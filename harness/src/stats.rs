@@ -80,15 +80,15 @@ pub fn median(values: &[f64]) -> f64 {
 }
 
 /// SplitMix64 (Steele, Lea, Flood, OOPSLA'14): a tiny deterministic
-/// generator, good enough to pick bootstrap resamples.
-struct SplitMix64(u64);
+/// generator, good enough to pick bootstrap resamples and permutations.
+pub(crate) struct SplitMix64(pub(crate) u64);
 
 impl SplitMix64 {
     const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
     const MIX_1: u64 = 0xBF58_476D_1CE4_E5B9;
     const MIX_2: u64 = 0x94D0_49BB_1331_11EB;
 
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(Self::GOLDEN_GAMMA);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(Self::MIX_1);
@@ -97,7 +97,7 @@ impl SplitMix64 {
     }
 
     /// Uniform index below `n` (the modulo bias is irrelevant for n ≪ 2^64).
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
 }

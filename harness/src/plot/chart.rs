@@ -299,6 +299,16 @@ where
     Ok(())
 }
 
+/// The chart as SVG text (for pages that inline it).
+pub fn svg(chart: &Chart, size: (u32, u32)) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        draw(&root, chart).with_context(|| format!("cannot draw `{}`", chart.title))?;
+    }
+    Ok(svg)
+}
+
 /// Writes `<dir>/<stem>.svg` and `<dir>/<stem>.png`, each atomically.
 pub fn write(dir: &Path, stem: &str, chart: &Chart, size: (u32, u32)) -> Result<Vec<PathBuf>> {
     let svg_path = dir.join(format!("{stem}.svg"));

@@ -93,7 +93,7 @@ fn workers_chart(title: String, y_label: &str, y_scale: Scale, series: Vec<Serie
 type ScalingKey = (String, String, String, Option<u64>);
 
 /// Throughput and p99 vs workers, for groups with at least two worker counts.
-fn scaling_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> {
+pub(crate) fn scaling_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> {
     let mut groups: BTreeMap<ScalingKey, Vec<&CellSummary>> = BTreeMap::new();
     for c in cells {
         let k = &c.key;
@@ -251,7 +251,7 @@ fn spectrum_charts(dir: &Path, caption: &str) -> Result<Vec<(String, Chart)>> {
     Ok(groups.into_iter().map(|(key, series)| spectrum_chart(key, series, caption)).collect())
 }
 
-fn caption(file: &ResultsFile) -> String {
+pub(crate) fn caption(file: &ResultsFile) -> String {
     format!(
         "{} · {} logical CPUs · host {} · git {} · {}",
         file.cpu_model,

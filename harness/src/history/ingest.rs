@@ -1,0 +1,136 @@
+//! Turns a run directory or results CSV into runs for the history.
+//!
+//! The file is checked by the same loader `compare` uses (a file that is
+//! not a wsbench results CSV, or has a bad field, is refused with the
+//! line and column), and must be of this wsbench's CSV schema version.
+//! Then every numeric column except the identifying ones, and every
+//! `extras` entry, is kept by its column name: a column added to the CSV
+//! later is stored without any change here.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, ensure, Context, Result};
+
+use super::store::{NewRun, Repetition, RunKey};
+use crate::export::csv::parse_extras;
+use crate::load::load;
+use crate::record::{Status, SCHEMA_VERSION};
+
+/// Columns that identify a row or hold text/flags: never stored as metrics.
+const NOT_METRICS: [&str; 18] = [
+    "schema_version",
+    "timestamp",
+    "git_sha",
+    "host",
+    "cpu_model",
+    "logical_cpus",
+    "scheduler",
+    "workers",
+    "workload",
+    "knobs",
+    "run",
+    "params",
+    "rate_per_s",
+    "status",
+    "error",
+    "resolved_params",
+    "extras",
+    "notes",
+];
+
+/// The results CSV (and the JSON beside it, when there is one) for an
+/// argument of `history add`: a run directory holding `results.csv`, or a
+/// CSV file.
+fn resolve(input: &Path) -> Result<(PathBuf, Option<PathBuf>)> {
+    if input.is_dir() {
+        let csv = input.join("results.csv");
+        ensure!(
+            csv.is_file(),
+            "`{}` is a directory without a results.csv (not a wsbench run directory)",
+            input.display()
+        );
+        let json = input.join("results.json");
+        return Ok((csv, json.is_file().then_some(json)));
+    }
+    ensure!(input.exists(), "`{}` does not exist; expected a run directory or a results CSV", input.display());
+    let json = input.with_extension("json");
+    Ok((input.to_path_buf(), json.is_file().then_some(json)))
+}
+
+/// The `environment` object of a results JSON, as compact JSON text; a
+/// JSON that cannot be read only loses the environment.
+fn environment(json: Option<&Path>) -> Option<String> {
+    let text = std::fs::read(json?).ok()?;
+    let value: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    let env = value.get("environment")?;
+    env.is_object().then(|| env.to_string())
+}
+
+/// Reads `input` into one run per (git sha, start time, host, CPU, cores)
+/// found in it: a CSV appended to by several invocations holds several.
+pub fn read_runs(input: &Path) -> Result<Vec<NewRun>> {
+    let (csv_path, json_path) = resolve(input)?;
+    let file = load(&csv_path)?;
+    if file.schema_version != SCHEMA_VERSION {
+        bail!(
+            "`{}` has schema_version {}, this wsbench stores {SCHEMA_VERSION}; add it with the wsbench that wrote it",
+            csv_path.display(),
+            file.schema_version
+        );
+    }
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(&csv_path)
+        .with_context(|| format!("cannot open `{}`", csv_path.display()))?;
+    let header: Vec<String> = reader.headers()?.iter().map(|h| h.trim().to_string()).collect();
+    let at = |name: &str| header.iter().position(|h| h == name);
+    let env = environment(json_path.as_deref());
+    let mut runs: BTreeMap<RunKey, NewRun> = BTreeMap::new();
+    for (row, record) in reader.records().enumerate() {
+        let record = record.with_context(|| format!("`{}`: unreadable CSV", csv_path.display()))?;
+        // `load` accepted this file, so row i is its records[i].
+        let loaded = &file.records[row];
+        let text = |name: &str| at(name).and_then(|i| record.get(i)).unwrap_or("").trim().to_string();
+        let key = RunKey {
+            git_sha: text("git_sha"),
+            run_time: text("timestamp"),
+            host: text("host"),
+            cpu_model: text("cpu_model"),
+            logical_cpus: text("logical_cpus").parse().unwrap_or(file.logical_cpus),
+        };
+        let mut metrics = Vec::new();
+        if loaded.status == Status::Ok {
+            for (name, value) in header.iter().zip(record.iter()) {
+                if NOT_METRICS.contains(&name.as_str()) {
+                    continue;
+                }
+                if let Ok(v) = value.trim().parse::<f64>() {
+                    if v.is_finite() {
+                        metrics.push((name.clone(), v));
+                    }
+                }
+            }
+            for (name, v) in parse_extras(&text("extras")).unwrap_or_default() {
+                if v.is_finite() && !metrics.iter().any(|(m, _)| *m == name) {
+                    metrics.push((name, v));
+                }
+            }
+        }
+        let run = runs.entry(key.clone()).or_insert_with(|| NewRun {
+            key,
+            csv_schema: file.schema_version,
+            source: csv_path.display().to_string(),
+            environment: env.clone(),
+            repetitions: Vec::new(),
+        });
+        run.repetitions.push(Repetition {
+            cell: loaded.key.clone(),
+            rep: loaded.run,
+            status: loaded.status.as_str().to_string(),
+            error: loaded.error.clone(),
+            metrics,
+        });
+    }
+    Ok(runs.into_values().collect())
+}

@@ -1,0 +1,147 @@
+//! `wsbench history add|list|detect`: nightly runs kept in one SQLite file
+//! and the change points of their series.
+
+pub mod detect;
+pub mod ingest;
+pub mod store;
+
+use std::process::ExitCode;
+
+use anyhow::{bail, ensure, Context, Result};
+
+use crate::app::EXIT_FAILURE;
+use crate::changepoint::Settings;
+use crate::cli::{HistoryAddArgs, HistoryArgs, HistoryCommand, HistoryDbArgs, HistoryDetectArgs};
+use crate::export::{check_writable, write_atomically};
+use crate::lists::parse_percent;
+use crate::table::Table;
+use detect::{Floors, DEFAULT_METRICS};
+use store::{Added, Store};
+
+/// `wsbench history`.
+pub fn main(args: &HistoryArgs) -> Result<ExitCode> {
+    match &args.command {
+        HistoryCommand::Add(a) => add(a),
+        HistoryCommand::List(a) => list(a),
+        HistoryCommand::Detect(a) => detect_main(a),
+    }
+}
+
+fn add(args: &HistoryAddArgs) -> Result<ExitCode> {
+    // Every input is read and checked before anything is stored: one bad
+    // file adds nothing.
+    let mut runs = Vec::new();
+    for input in &args.inputs {
+        runs.extend(ingest::read_runs(input).with_context(|| format!("refusing `{}`", input.display()))?);
+    }
+    let mut store = Store::open(&args.db.db)?;
+    for run in &runs {
+        let cells: std::collections::BTreeSet<_> = run.repetitions.iter().map(|r| &r.cell).collect();
+        let what = format!(
+            "{} {} {} ({} cells, {} runs) from `{}`",
+            run.key.run_time,
+            run.key.git_sha,
+            run.key.host,
+            cells.len(),
+            run.repetitions.len(),
+            run.source
+        );
+        match store.add(run).with_context(|| format!("cannot store {what}"))? {
+            Added::New(id) => println!("added run {id}: {what}"),
+            Added::AlreadyHeld(id) => println!("already held as run {id}: {what}"),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(args: &HistoryDbArgs) -> Result<ExitCode> {
+    let store = Store::open_existing(&args.db)?;
+    let runs = store.runs()?;
+    let rows = runs
+        .iter()
+        .map(|r| {
+            vec![
+                r.id.to_string(),
+                r.key.run_time.clone(),
+                r.key.git_sha.get(..12).unwrap_or(&r.key.git_sha).to_string(),
+                r.key.host.clone(),
+                format!("{} ({} CPUs)", r.key.cpu_model, r.key.logical_cpus),
+                r.cells.to_string(),
+                r.ok.to_string(),
+                r.failed.to_string(),
+                r.source.clone(),
+            ]
+        })
+        .collect();
+    let table = Table {
+        header: ["run", "time", "git sha", "host", "cpu", "cells", "ok", "failed", "source"].map(String::from).to_vec(),
+        right: vec![true, false, false, false, false, true, true, true, false],
+        rows,
+    };
+    print!("{}", table.render_text());
+    println!("{} run(s) in `{}` (schema version {})", runs.len(), args.db.display(), store.version()?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn metrics_of(arg: Option<&str>) -> Result<Vec<String>> {
+    match arg.map(str::trim) {
+        None => Ok(DEFAULT_METRICS.iter().map(|m| m.to_string()).collect()),
+        Some("all") => Ok(Vec::new()),
+        Some(list) => {
+            let names: Vec<String> = list.split(',').map(|m| m.trim().to_string()).filter(|m| !m.is_empty()).collect();
+            ensure!(!names.is_empty(), "--metric `{list}` names no metric; give CSV column names or `all`");
+            Ok(names)
+        }
+    }
+}
+
+/// Checks the detection options.
+pub fn settings_of(args: &HistoryDetectArgs) -> Result<(Settings, Floors)> {
+    ensure!(args.p_value > 0.0 && args.p_value < 1.0, "--p-value {} must be between 0 and 1", args.p_value);
+    ensure!(args.permutations >= 1, "--permutations must be at least 1");
+    ensure!(args.min_size >= 2, "--min-size {} must be at least 2", args.min_size);
+    let floors = Floors {
+        threshold: parse_percent(&args.threshold).context("bad --threshold")?,
+        tail_threshold: parse_percent(&args.tail_threshold).context("bad --tail-threshold")?,
+    };
+    let settings = Settings {
+        p_value: args.p_value,
+        permutations: args.permutations,
+        min_size: args.min_size,
+        ..Settings::default()
+    };
+    Ok((settings, floors))
+}
+
+fn detect_main(args: &HistoryDetectArgs) -> Result<ExitCode> {
+    let (settings, floors) = settings_of(args)?;
+    let metrics = metrics_of(args.metric.as_deref())?;
+    if let Some(path) = &args.json {
+        check_writable(path, "the change points (--json)")?;
+    }
+    let store = Store::open_existing(&args.db.db)?;
+    let runs = store.runs()?;
+    if runs.is_empty() {
+        bail!("the history `{}` holds no runs; add some with `wsbench history add`", args.db.db.display());
+    }
+    let series = detect::load_series(&store, &runs, &metrics)?;
+    if series.is_empty() {
+        bail!(
+            "the history holds no values of {}",
+            if metrics.is_empty() { "any metric".into() } else { metrics.join(", ") }
+        );
+    }
+    let detection = detect::detect_all(&series, &settings, &floors);
+    print!("{}", detect::render_markdown(&detection));
+    if let Some(path) = &args.json {
+        let mut bytes = serde_json::to_vec_pretty(&detection).context("cannot encode the change points")?;
+        bytes.push(b'\n');
+        write_atomically(path, &bytes).context("the change points are on stdout, but --json could not be written")?;
+    }
+    let open = detection.open_regressions().count();
+    if open > 0 {
+        eprintln!("history detect: {open} series end in a regression");
+        return Ok(ExitCode::from(EXIT_FAILURE));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,449 @@
+//! The history database: one SQLite file (rusqlite's bundled SQLite), its
+//! schema, its migrations, and the queries `history` and `report` need.
+//!
+//! Tables (schema version in SQLite's `user_version`):
+//! - `runs`: one row per wsbench invocation, unique on (git sha, run time,
+//!   host, CPU model, logical CPUs); the CSV schema version and the file
+//!   it came from; since version 2 the environment JSON when a
+//!   `results.json` came with it.
+//! - `cells`: one row per (scheduler, workers, workload, knobs, params, rate).
+//! - `repetitions`: every run of a cell (the CSV's `run`), with its status.
+//! - `samples`: one value per (run, cell, repetition, metric), metrics by
+//!   their CSV column name, so new columns need no schema change.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+
+use crate::record::CellKey;
+
+/// The schema version this wsbench writes.
+pub const DB_VERSION: i64 = 2;
+
+/// Each step takes the database from version `i` to `i + 1`.
+const MIGRATIONS: [&str; DB_VERSION as usize] = [
+    // 0 -> 1: the tables.
+    "CREATE TABLE runs (
+         id INTEGER PRIMARY KEY,
+         git_sha TEXT NOT NULL,
+         run_time TEXT NOT NULL,
+         host TEXT NOT NULL,
+         cpu_model TEXT NOT NULL,
+         logical_cpus INTEGER NOT NULL,
+         csv_schema INTEGER NOT NULL,
+         source TEXT NOT NULL,
+         added_at TEXT NOT NULL,
+         UNIQUE (git_sha, run_time, host, cpu_model, logical_cpus)
+     );
+     CREATE TABLE cells (
+         id INTEGER PRIMARY KEY,
+         scheduler TEXT NOT NULL,
+         workers INTEGER NOT NULL,
+         workload TEXT NOT NULL,
+         knobs TEXT NOT NULL,
+         params TEXT NOT NULL,
+         rate_per_s INTEGER
+     );
+     CREATE TABLE repetitions (
+         run_id INTEGER NOT NULL REFERENCES runs(id),
+         cell_id INTEGER NOT NULL REFERENCES cells(id),
+         rep INTEGER NOT NULL,
+         status TEXT NOT NULL,
+         error TEXT NOT NULL,
+         PRIMARY KEY (run_id, cell_id, rep)
+     ) WITHOUT ROWID;
+     CREATE TABLE samples (
+         run_id INTEGER NOT NULL REFERENCES runs(id),
+         cell_id INTEGER NOT NULL REFERENCES cells(id),
+         rep INTEGER NOT NULL,
+         metric TEXT NOT NULL,
+         value REAL NOT NULL,
+         PRIMARY KEY (run_id, cell_id, rep, metric)
+     ) WITHOUT ROWID;
+     CREATE INDEX samples_by_metric ON samples (metric, cell_id);",
+    // 1 -> 2: the environment of the run (results.json), when known.
+    "ALTER TABLE runs ADD COLUMN environment TEXT;",
+];
+
+/// An open history database at [`DB_VERSION`].
+pub struct Store {
+    conn: Connection,
+}
+
+/// Identity of a run: what makes two adds the same run.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RunKey {
+    /// `git_sha` column.
+    pub git_sha: String,
+    /// `timestamp` column: when the invocation started.
+    pub run_time: String,
+    /// `host` column.
+    pub host: String,
+    /// `cpu_model` column.
+    pub cpu_model: String,
+    /// `logical_cpus` column.
+    pub logical_cpus: usize,
+}
+
+/// One repetition of one cell, ready to store.
+#[derive(Debug, Clone)]
+pub struct Repetition {
+    /// The cell.
+    pub cell: CellKey,
+    /// The CSV's `run`.
+    pub rep: usize,
+    /// `ok` or `failed`.
+    pub status: String,
+    /// Why it failed.
+    pub error: String,
+    /// Every measured value by column name (finite values only).
+    pub metrics: Vec<(String, f64)>,
+}
+
+/// A run to add.
+#[derive(Debug, Clone)]
+pub struct NewRun {
+    /// Its identity.
+    pub key: RunKey,
+    /// The CSV's `schema_version`.
+    pub csv_schema: u32,
+    /// The file it was read from.
+    pub source: String,
+    /// The environment JSON, when known.
+    pub environment: Option<String>,
+    /// Its rows.
+    pub repetitions: Vec<Repetition>,
+}
+
+/// What adding did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Added {
+    /// Stored under this id.
+    New(i64),
+    /// Already held under this id; nothing changed.
+    AlreadyHeld(i64),
+}
+
+/// One line of `history list`.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    /// Row id.
+    pub id: i64,
+    /// Identity.
+    pub key: RunKey,
+    /// CSV schema version.
+    pub csv_schema: u32,
+    /// Source file.
+    pub source: String,
+    /// Distinct cells.
+    pub cells: usize,
+    /// Repetitions that succeeded.
+    pub ok: usize,
+    /// Repetitions that failed.
+    pub failed: usize,
+    /// Environment JSON, when known.
+    pub environment: Option<String>,
+}
+
+/// One value of a series: the median over a run's ok repetitions.
+#[derive(Debug, Clone)]
+pub struct SeriesSample {
+    /// The run.
+    pub run_id: i64,
+    /// The host.
+    pub host: String,
+    /// The cell.
+    pub cell: CellKey,
+    /// Metric name.
+    pub metric: String,
+    /// One value per ok repetition.
+    pub values: Vec<f64>,
+}
+
+fn sqlite_version(conn: &Connection) -> Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0)).context("cannot read the history's schema version")
+}
+
+impl Store {
+    /// Opens (creating when missing) and migrates the database at `path`.
+    /// A database of a newer version is refused.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
+        }
+        let conn = Connection::open(path).with_context(|| format!("cannot open the history `{}`", path.display()))?;
+        let mut store = Store { conn };
+        store.migrate(DB_VERSION).with_context(|| format!("history `{}`", path.display()))?;
+        Ok(store)
+    }
+
+    /// Opens an existing database for reading; a missing file is an error.
+    pub fn open_existing(path: &Path) -> Result<Store> {
+        if !path.is_file() {
+            bail!("no history at `{}`; add runs with `wsbench history add RUN_DIR --db {0}`", path.display());
+        }
+        Store::open(path)
+    }
+
+    /// Brings the schema to `target` (tests use it to build old versions).
+    pub fn migrate(&mut self, target: i64) -> Result<()> {
+        let current = sqlite_version(&self.conn)?;
+        if current > DB_VERSION {
+            bail!(
+                "its schema version is {current}, newer than the {DB_VERSION} this wsbench knows; use a newer wsbench"
+            );
+        }
+        if current == 0 {
+            // A file SQLite has tables in but no version is not ours.
+            let tables: i64 = self.conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+            if tables > 0 {
+                bail!("it is an SQLite database without a wsbench schema version (not a wsbench history)");
+            }
+        }
+        let tx = self.conn.transaction()?;
+        for version in current..target.min(DB_VERSION) {
+            tx.execute_batch(MIGRATIONS[version as usize])
+                .with_context(|| format!("migrating the schema from version {version} to {}", version + 1))?;
+        }
+        if target > current {
+            tx.pragma_update(None, "user_version", target.min(DB_VERSION))?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The schema version of the open database.
+    pub fn version(&self) -> Result<i64> {
+        sqlite_version(&self.conn)
+    }
+
+    /// Adds a run unless one with the same key is held.
+    pub fn add(&mut self, run: &NewRun) -> Result<Added> {
+        let tx = self.conn.transaction()?;
+        let k = &run.key;
+        let existing: Option<i64> = tx
+            .query_row(
+                "SELECT id FROM runs WHERE git_sha = ?1 AND run_time = ?2 AND host = ?3 AND cpu_model = ?4 AND logical_cpus = ?5",
+                params![k.git_sha, k.run_time, k.host, k.cpu_model, k.logical_cpus as i64],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(id) = existing {
+            return Ok(Added::AlreadyHeld(id));
+        }
+        tx.execute(
+            "INSERT INTO runs (git_sha, run_time, host, cpu_model, logical_cpus, csv_schema, source, added_at, environment)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?8)",
+            params![
+                k.git_sha,
+                k.run_time,
+                k.host,
+                k.cpu_model,
+                k.logical_cpus as i64,
+                run.csv_schema,
+                run.source,
+                run.environment
+            ],
+        )?;
+        let run_id = tx.last_insert_rowid();
+        for rep in &run.repetitions {
+            let cell_id = cell_id(&tx, &rep.cell)?;
+            tx.prepare_cached(
+                "INSERT INTO repetitions (run_id, cell_id, rep, status, error) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![run_id, cell_id, rep.rep as i64, rep.status, rep.error])?;
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO samples (run_id, cell_id, rep, metric, value) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?;
+            for (metric, value) in &rep.metrics {
+                insert.execute(params![run_id, cell_id, rep.rep as i64, metric, value])?;
+            }
+        }
+        tx.commit()?;
+        Ok(Added::New(run_id))
+    }
+
+    /// Every run, oldest first.
+    pub fn runs(&self) -> Result<Vec<RunSummary>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT r.id, r.git_sha, r.run_time, r.host, r.cpu_model, r.logical_cpus, r.csv_schema, r.source,
+                    (SELECT count(DISTINCT cell_id) FROM repetitions p WHERE p.run_id = r.id),
+                    (SELECT count(*) FROM repetitions p WHERE p.run_id = r.id AND p.status = 'ok'),
+                    (SELECT count(*) FROM repetitions p WHERE p.run_id = r.id AND p.status <> 'ok'),
+                    r.environment
+             FROM runs r ORDER BY r.run_time, r.id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(RunSummary {
+                id: r.get(0)?,
+                key: RunKey {
+                    git_sha: r.get(1)?,
+                    run_time: r.get(2)?,
+                    host: r.get(3)?,
+                    cpu_model: r.get(4)?,
+                    logical_cpus: r.get::<_, i64>(5)? as usize,
+                },
+                csv_schema: r.get(6)?,
+                source: r.get(7)?,
+                cells: r.get::<_, i64>(8)? as usize,
+                ok: r.get::<_, i64>(9)? as usize,
+                failed: r.get::<_, i64>(10)? as usize,
+                environment: r.get(11)?,
+            })
+        })?;
+        rows.collect::<rusqlite::Result<_>>().context("cannot read the runs")
+    }
+
+    /// The ok repetitions' values of `metrics` (every metric when empty),
+    /// grouped by (run, cell, metric), in run order.
+    pub fn samples(&self, metrics: &[String]) -> Result<Vec<SeriesSample>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT s.run_id, r.host, c.scheduler, c.workers, c.workload, c.knobs, c.params, c.rate_per_s, s.metric, s.value
+             FROM samples s
+             JOIN runs r ON r.id = s.run_id
+             JOIN cells c ON c.id = s.cell_id
+             JOIN repetitions p ON p.run_id = s.run_id AND p.cell_id = s.cell_id AND p.rep = s.rep
+             WHERE p.status = 'ok'
+             ORDER BY r.run_time, r.id, c.id, s.metric, s.rep",
+        )?;
+        let mut out: Vec<SeriesSample> = Vec::new();
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let metric: String = r.get(8)?;
+            if !metrics.is_empty() && !metrics.contains(&metric) {
+                continue;
+            }
+            let run_id: i64 = r.get(0)?;
+            let cell = CellKey {
+                scheduler: r.get(2)?,
+                workers: r.get::<_, i64>(3)? as usize,
+                workload: r.get(4)?,
+                knobs: r.get(5)?,
+                params: r.get(6)?,
+                rate_per_s: r.get::<_, Option<i64>>(7)?.map(|v| v as u64),
+            };
+            let value: f64 = r.get(9)?;
+            match out.last_mut() {
+                Some(last) if last.run_id == run_id && last.cell == cell && last.metric == metric => {
+                    last.values.push(value)
+                }
+                _ => out.push(SeriesSample { run_id, host: r.get(1)?, cell, metric, values: vec![value] }),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The id of `cell`, inserted when new. (`rate_per_s` may be NULL, which a
+/// UNIQUE constraint would not match, so the lookup uses `IS`.)
+fn cell_id(tx: &Transaction<'_>, cell: &CellKey) -> Result<i64> {
+    let rate = cell.rate_per_s.map(|r| r as i64);
+    let found: Option<i64> = tx
+        .prepare_cached(
+            "SELECT id FROM cells WHERE scheduler = ?1 AND workers = ?2 AND workload = ?3 AND knobs = ?4 AND params = ?5
+             AND rate_per_s IS ?6",
+        )?
+        .query_row(params![cell.scheduler, cell.workers as i64, cell.workload, cell.knobs, cell.params, rate], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    if let Some(id) = found {
+        return Ok(id);
+    }
+    tx.prepare_cached(
+        "INSERT INTO cells (scheduler, workers, workload, knobs, params, rate_per_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![cell.scheduler, cell.workers as i64, cell.workload, cell.knobs, cell.params, rate])?;
+    Ok(tx.last_insert_rowid())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("wsbench-store-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("h.sqlite")
+    }
+
+    #[test]
+    fn a_version_1_history_is_migrated_and_keeps_its_runs() {
+        let path = scratch("migrate");
+        {
+            let mut old = Store { conn: Connection::open(&path).unwrap() };
+            old.migrate(1).unwrap();
+            assert_eq!(old.version().unwrap(), 1);
+            old.conn
+                .execute(
+                    "INSERT INTO runs (git_sha, run_time, host, cpu_model, logical_cpus, csv_schema, source, added_at)
+                     VALUES ('abc', '2026-01-01T00:00:00Z', 'h', 'cpu', 4, 1, 'old.csv', 'then')",
+                    [],
+                )
+                .unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.version().unwrap(), DB_VERSION);
+        let runs = store.runs().unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(
+            (runs[0].key.git_sha.as_str(), runs[0].key.logical_cpus, runs[0].environment.as_deref()),
+            ("abc", 4, None)
+        );
+    }
+
+    #[test]
+    fn newer_and_foreign_databases_are_refused() {
+        let path = scratch("newer");
+        Connection::open(&path).unwrap().pragma_update(None, "user_version", DB_VERSION + 1).unwrap();
+        let err = format!("{:#}", Store::open(&path).err().unwrap());
+        assert!(err.contains(&format!("schema version is {}", DB_VERSION + 1)), "{err}");
+        let path = scratch("foreign");
+        Connection::open(&path).unwrap().execute_batch("CREATE TABLE t (x INTEGER);").unwrap();
+        let err = format!("{:#}", Store::open(&path).err().unwrap());
+        assert!(err.contains("not a wsbench history"), "{err}");
+    }
+
+    #[test]
+    fn cells_without_a_rate_are_one_cell() {
+        let path = scratch("cells");
+        let mut store = Store::open(&path).unwrap();
+        let cell = CellKey {
+            scheduler: "global".into(),
+            workers: 2,
+            workload: "yield-many".into(),
+            knobs: String::new(),
+            params: String::new(),
+            rate_per_s: None,
+        };
+        let run = |sha: &str| NewRun {
+            key: RunKey {
+                git_sha: sha.into(),
+                run_time: "t".into(),
+                host: "h".into(),
+                cpu_model: "c".into(),
+                logical_cpus: 2,
+            },
+            csv_schema: 1,
+            source: "x.csv".into(),
+            environment: None,
+            repetitions: vec![Repetition {
+                cell: cell.clone(),
+                rep: 0,
+                status: "ok".into(),
+                error: String::new(),
+                metrics: vec![("ops".into(), 3.0)],
+            }],
+        };
+        assert_eq!(store.add(&run("a")).unwrap(), Added::New(1));
+        assert_eq!(store.add(&run("b")).unwrap(), Added::New(2));
+        assert_eq!(store.add(&run("a")).unwrap(), Added::AlreadyHeld(1));
+        let cells: i64 = store.conn.query_row("SELECT count(*) FROM cells", [], |r| r.get(0)).unwrap();
+        assert_eq!(cells, 1);
+        let samples = store.samples(&["ops".to_string()]).unwrap();
+        assert_eq!(samples.len(), 2);
+        assert_eq!(samples[0].values, vec![3.0]);
+    }
+}

@@ -1,0 +1,315 @@
+//! `wsbench report --out report.html`: one self-contained HTML page from
+//! the history and a run directory: change points, a trend chart per cell
+//! and metric with its change points marked, the newest comparison, the
+//! scaling curves and the environment. Charts are inline SVG; the page
+//! loads nothing and runs no script.
+
+pub mod svg;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+
+use crate::changepoint::Settings;
+use crate::cli::ReportArgs;
+use crate::export::{check_writable, write_atomically};
+use crate::history::detect::{self, Detection, Floors, Found, Series, DEFAULT_METRICS};
+use crate::history::store::{RunSummary, Store};
+use crate::load::load;
+use crate::plot::{self, chart};
+use crate::summary::summarise;
+use svg::{escape, format_value};
+
+/// compare's default floors, which the page's verdicts use.
+const FLOORS: Floors = Floors { threshold: 0.05, tail_threshold: 0.10 };
+/// Size of the inline scaling charts.
+const SCALING_SIZE: (u32, u32) = (760, 470);
+/// Rows of the comparison shown (the worst first); the rest are in compare.md.
+const COMPARISON_ROWS: usize = 25;
+
+const STYLE: &str = "body{font-family:sans-serif;margin:24px;color:#222;max-width:1600px}\
+h1{margin-bottom:4px}h2{border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}\
+table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}\
+td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f2f2f2}\
+.regression,.regressed{color:#c62828;font-weight:bold}.improvement,.improved{color:#2e7d32}.shift{color:#ef8f00}\
+.charts{display:flex;flex-wrap:wrap;gap:8px}.meta{color:#555}.cell{margin:14px 0 4px}";
+
+/// The run whose comparison, scaling curves and environment the page shows.
+struct RunDir {
+    dir: PathBuf,
+    csv: PathBuf,
+}
+
+fn run_dir(args: &ReportArgs, runs: &[RunSummary]) -> Result<Option<RunDir>> {
+    if let Some(dir) = &args.run {
+        let csv = dir.join("results.csv");
+        if !csv.is_file() {
+            bail!(
+                "--run `{}` has no results.csv (expected a run directory of scripts/nightly.sh or wsbench run)",
+                dir.display()
+            );
+        }
+        return Ok(Some(RunDir { dir: dir.clone(), csv }));
+    }
+    // The newest run of the history, when its file is still there.
+    let Some(newest) = runs.last() else { return Ok(None) };
+    let csv = PathBuf::from(&newest.source);
+    Ok(csv.is_file().then(|| RunDir { dir: csv.parent().map(Path::to_path_buf).unwrap_or_default(), csv }))
+}
+
+fn summary_section(out: &mut String, db: &Path, runs: &[RunSummary], d: &Detection) {
+    let _ = writeln!(out, "<h1>wsbench report</h1>");
+    let (first, last) = (runs.first(), runs.last());
+    let _ = writeln!(
+        out,
+        "<p class=\"meta\">History <code>{}</code>: {} run(s){}. {} series, {} change point(s), <span class=\"{}\">{} series end in a regression</span>.</p>",
+        escape(&db.display().to_string()),
+        runs.len(),
+        match (first, last) {
+            (Some(f), Some(l)) => format!(", {} to {}", escape(&f.key.run_time), escape(&l.key.run_time)),
+            _ => String::new(),
+        },
+        d.series,
+        d.found.len(),
+        if d.open_regressions().count() > 0 { "regression" } else { "" },
+        d.open_regressions().count()
+    );
+}
+
+fn change_points_section(out: &mut String, d: &Detection) {
+    let _ = writeln!(out, "<h2 id=\"change-points\">Change points</h2>");
+    if d.found.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p>No change points (p &lt; {} over {} shuffles, at least {} runs on each side; {} series are still too short).</p>",
+            d.p_value, d.permutations, d.min_size, d.too_short
+        );
+        return;
+    }
+    out.push_str("<table><tr><th>change</th><th>host</th><th>cell</th><th>metric</th><th>starts at</th><th>last before</th><th>before</th><th>after</th><th>size</th><th>p</th></tr>\n");
+    for f in &d.found {
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"{k}\">{k}{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code> {}</td><td><code>{}</code></td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:+.1}%</td><td class=\"n\">{:.3}</td></tr>",
+            if f.newest { " (newest)" } else { "" },
+            escape(&f.host),
+            escape(&f.cell.to_string()),
+            escape(&f.metric),
+            escape(f.first.git_sha.get(..10).unwrap_or(&f.first.git_sha)),
+            escape(&f.first.run_time),
+            escape(f.last_before.git_sha.get(..10).unwrap_or(&f.last_before.git_sha)),
+            escape(&format_value(&f.metric, f.change.mean_before)),
+            escape(&format_value(&f.metric, f.change.mean_after)),
+            f.relative_change * 100.0,
+            f.change.p_value,
+            k = f.kind.as_str(),
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+fn trends_section(out: &mut String, series: &[Series], d: &Detection) {
+    let _ = writeln!(out, "<h2 id=\"trends\">Trends</h2>");
+    let _ = writeln!(
+        out,
+        "<p class=\"meta\">Each point is one run's median over its repetitions; dashed lines are segment means; vertical lines mark change points \
+         (<span class=\"regression\">regression</span>, <span class=\"improvement\">improvement</span>, <span class=\"shift\">below the floor</span>), \
+         placed between the last run before and the first run after the change.</p>"
+    );
+    let mut by_cell: BTreeMap<(String, String), Vec<&Series>> = BTreeMap::new();
+    for s in series {
+        by_cell.entry((s.host.clone(), s.cell.to_string())).or_default().push(s);
+    }
+    for ((host, cell), group) in by_cell {
+        let _ = writeln!(
+            out,
+            "<h3 class=\"cell\">{} <span class=\"meta\">on {}</span></h3><div class=\"charts\">",
+            escape(&cell),
+            escape(&host)
+        );
+        let mut ordered = group;
+        ordered.sort_by_key(|s| DEFAULT_METRICS.iter().position(|m| *m == s.metric).unwrap_or(usize::MAX));
+        for s in ordered {
+            let changes: Vec<&Found> =
+                d.found.iter().filter(|f| f.host == s.host && f.cell == s.cell && f.metric == s.metric).collect();
+            out.push_str(&svg::trend(&s.metric, &s.metric, &s.points, &changes));
+        }
+        out.push_str("</div>\n");
+    }
+}
+
+fn cell_text(cell: &Value) -> String {
+    let text = |k: &str| cell.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let mut s = format!(
+        "{} x{} {}",
+        text("scheduler"),
+        cell.get("workers").and_then(Value::as_u64).unwrap_or(0),
+        text("workload")
+    );
+    for (k, open, close) in [("knobs", " [", "]"), ("params", " (", ")")] {
+        if !text(k).is_empty() {
+            let _ = write!(s, "{open}{}{close}", text(k));
+        }
+    }
+    if let Some(rate) = cell.get("rate_per_s").and_then(Value::as_u64) {
+        let _ = write!(s, " @{rate}/s");
+    }
+    s
+}
+
+fn comparison_section(out: &mut String, run: Option<&RunDir>) {
+    let _ = writeln!(out, "<h2 id=\"comparison\">Newest comparison</h2>");
+    let Some(run) = run else {
+        out.push_str("<p>No run directory (give one with <code>--run DIR</code>).</p>\n");
+        return;
+    };
+    let path = run.dir.join("compare.json");
+    let Some(json) = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice::<Value>(&b).ok()) else {
+        let _ = writeln!(
+            out,
+            "<p>No comparison in <code>{}</code> (no baseline for this machine yet?).</p>",
+            escape(&run.dir.display().to_string())
+        );
+        return;
+    };
+    let count = |k: &str| json["counts"][k].as_u64().unwrap_or(0);
+    let rows = json["comparisons"].as_array().cloned().unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "<p><b><span class=\"regressed\">{} regressed</span>, <span class=\"improved\">{} improved</span>, {} unchanged</b> of {} comparisons; base <code>{}</code>, current <code>{}</code>.</p>",
+        count("regressed"),
+        count("improved"),
+        count("unchanged"),
+        rows.len(),
+        escape(json["base"].as_str().unwrap_or("")),
+        escape(json["current"].as_str().unwrap_or(""))
+    );
+    for w in json["warnings"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+        let _ = writeln!(out, "<p class=\"meta\">warning: {}</p>", escape(w));
+    }
+    out.push_str("<table><tr><th>verdict</th><th>cell</th><th>metric</th><th>base</th><th>current</th><th>change</th><th>p</th><th>runs</th></tr>\n");
+    for c in rows.iter().take(COMPARISON_ROWS) {
+        let metric = c["metric"].as_str().unwrap_or("");
+        let num = |k: &str| c[k].as_f64().map(|v| format_value(metric, v)).unwrap_or_else(|| "-".into());
+        let verdict = c["verdict"].as_str().unwrap_or("");
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"{v}\">{v}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            escape(&cell_text(&c["cell"])),
+            escape(metric),
+            escape(&num("base")),
+            escape(&num("current")),
+            c["change"].as_f64().map(|v| format!("{:+.1}%", v * 100.0)).unwrap_or_default(),
+            c["p_value"].as_f64().map(|p| format!("{p:.4}")).unwrap_or_else(|| "-".into()),
+            c["runs"].as_array().map(|r| r.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("/")).unwrap_or_default(),
+            v = escape(verdict),
+        );
+    }
+    out.push_str("</table>\n");
+    if rows.len() > COMPARISON_ROWS {
+        let _ = writeln!(out, "<p class=\"meta\">{} more rows in compare.md.</p>", rows.len() - COMPARISON_ROWS);
+    }
+}
+
+fn scaling_section(out: &mut String, run: Option<&RunDir>) -> Result<()> {
+    let _ = writeln!(out, "<h2 id=\"scaling\">Scaling</h2>");
+    let Some(run) = run else {
+        out.push_str("<p>No run directory.</p>\n");
+        return Ok(());
+    };
+    let file = load(&run.csv)?;
+    let charts = plot::scaling_charts(&summarise(&file.records), &plot::caption(&file));
+    if charts.is_empty() {
+        out.push_str("<p>This run has one worker count per workload, so there are no scaling curves.</p>\n");
+        return Ok(());
+    }
+    chart::register_embedded_font()?;
+    out.push_str("<div class=\"charts\">");
+    for (_, c) in &charts {
+        out.push_str(&chart::svg(c, SCALING_SIZE)?);
+    }
+    out.push_str("</div>\n");
+    Ok(())
+}
+
+fn environment_section(out: &mut String, run: Option<&RunDir>, runs: &[RunSummary]) {
+    let _ = writeln!(out, "<h2 id=\"environment\">Environment</h2>");
+    let from_json = run
+        .and_then(|r| std::fs::read(r.dir.join("results.json")).ok())
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .and_then(|v| v.get("environment").cloned());
+    let stored = runs.last().and_then(|r| r.environment.as_deref()).and_then(|t| serde_json::from_str::<Value>(t).ok());
+    let Some(Value::Object(env)) = from_json.or(stored) else {
+        match runs.last() {
+            Some(r) => {
+                let _ = writeln!(
+                    out,
+                    "<p>{} · {} logical CPUs · host {} · git <code>{}</code> (no results.json with the full environment).</p>",
+                    escape(&r.key.cpu_model),
+                    r.key.logical_cpus,
+                    escape(&r.key.host),
+                    escape(&r.key.git_sha)
+                );
+            }
+            None => out.push_str("<p>Unknown.</p>\n"),
+        }
+        return;
+    };
+    out.push_str("<table>\n");
+    for (k, v) in &env {
+        let text = match v {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            other => other.to_string(),
+        };
+        let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", escape(k), escape(&text));
+    }
+    out.push_str("</table>\n");
+}
+
+/// The page.
+pub fn render(args: &ReportArgs) -> Result<String> {
+    let store = Store::open_existing(&args.db.db)?;
+    let runs = store.runs()?;
+    if runs.is_empty() && args.run.is_none() {
+        bail!("the history `{}` holds no runs and no --run was given: nothing to report", args.db.db.display());
+    }
+    let metrics: Vec<String> = DEFAULT_METRICS.iter().map(|m| m.to_string()).collect();
+    let series = detect::load_series(&store, &runs, &metrics)?;
+    let detection = detect::detect_all(&series, &Settings::default(), &FLOORS);
+    let run = run_dir(args, &runs)?;
+    let mut out =
+        String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>wsbench report</title>");
+    let _ = writeln!(out, "<style>{STYLE}</style></head><body>");
+    summary_section(&mut out, &args.db.db, &runs, &detection);
+    let _ = writeln!(
+        out,
+        "<p><a href=\"#change-points\">change points</a> · <a href=\"#comparison\">newest comparison</a> · <a href=\"#trends\">trends</a> · \
+         <a href=\"#scaling\">scaling</a> · <a href=\"#environment\">environment</a></p>"
+    );
+    change_points_section(&mut out, &detection);
+    comparison_section(&mut out, run.as_ref());
+    trends_section(&mut out, &series, &detection);
+    scaling_section(&mut out, run.as_ref())?;
+    environment_section(&mut out, run.as_ref(), &runs);
+    let _ = writeln!(
+        out,
+        "<p class=\"meta\">Change points: E-Divisive means, permutation p &lt; {} ({} shuffles), at least {} runs a side; regression/improvement \
+         beyond compare's floors (5 %; 10 % for p99, p99.9).</p></body></html>",
+        detection.p_value, detection.permutations, detection.min_size
+    );
+    Ok(out)
+}
+
+/// `wsbench report`.
+pub fn main(args: &ReportArgs) -> Result<ExitCode> {
+    check_writable(&args.out, "the report (--out)")?;
+    let html = render(args)?;
+    write_atomically(&args.out, html.as_bytes()).with_context(|| format!("cannot write `{}`", args.out.display()))?;
+    println!("{}", args.out.display());
+    Ok(ExitCode::SUCCESS)
+}
