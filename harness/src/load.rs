@@ -168,7 +168,7 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
     Ok((row.required("schema_version")?, r))
 }
 
-fn read_header(path: &Path, reader: &mut csv::Reader<std::fs::File>) -> Result<Columns> {
+fn read_header<R: std::io::Read>(path: &Path, reader: &mut csv::Reader<R>) -> Result<Columns> {
     let header =
         reader.headers().with_context(|| format!("`{}` line 1: cannot read the header", path.display()))?.clone();
     ensure!(
@@ -191,8 +191,8 @@ fn read_header(path: &Path, reader: &mut csv::Reader<std::fs::File>) -> Result<C
 
 /// Reads and checks a results CSV.
 pub fn load(path: &Path) -> Result<ResultsFile> {
-    let file = std::fs::File::open(path).with_context(|| format!("cannot open `{}`", path.display()))?;
-    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(file);
+    let bytes = std::fs::read(path).with_context(|| format!("cannot open `{}`", path.display()))?;
+    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(bytes.as_slice());
     let columns = read_header(path, &mut reader)?;
     let width = columns.index.len();
     let mut records = Vec::new();
@@ -242,5 +242,13 @@ pub fn load(path: &Path) -> Result<ResultsFile> {
     let (Some(schema_version), Some((host, cpu_model, logical_cpus, git_sha))) = (schema, first_env) else {
         bail!("`{}` has a header but no rows", path.display());
     };
+    // wsbench ends every row with a newline: without one the last row may
+    // be cut inside its last field and still parse.
+    ensure!(
+        bytes.last() == Some(&b'\n'),
+        "`{}` line {}: the last line does not end with a newline (a truncated file?)",
+        path.display(),
+        bytes.iter().filter(|b| **b == b'\n').count() + 1
+    );
     Ok(ResultsFile { path: path.to_path_buf(), schema_version, host, cpu_model, logical_cpus, git_sha, records })
 }
