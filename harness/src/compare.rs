@@ -87,7 +87,7 @@ impl Metric {
     fn values(&self, runs: &[&RunRecord]) -> Vec<f64> {
         runs.iter()
             .filter_map(|r| match self.latency {
-                None => Some(r.throughput_per_s),
+                None => r.throughput_per_s,
                 Some(m) => r.latency.map(|l| l.get(m)),
             })
             .filter(|v| v.is_finite())

@@ -144,14 +144,14 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
     let mut r = RunRecord::failed(key, row.required("run")?, row.string("error"));
     r.status = status;
     if status == Status::Ok {
-        r.duration_s = row.required_measure("duration_s")?;
-        r.ops = row.required("ops")?;
-        r.throughput_per_s = row.required_measure("throughput_per_s")?;
+        r.duration_s = Some(row.required_measure("duration_s")?);
+        r.ops = Some(row.required("ops")?);
+        r.throughput_per_s = Some(row.required_measure("throughput_per_s")?);
     }
     r.offered_per_s = row.measure("offered_per_s")?;
     r.latency = latencies(row)?;
-    r.failed = row.optional("failed")?.unwrap_or(0);
-    r.sent = row.optional("sent")?.unwrap_or(0);
+    r.failed = row.optional("failed")?;
+    r.sent = row.optional("sent")?;
     r.uncorrected_p99_us = row.measure("uncorrected_p99_us")?;
     r.queue_wait_p99_us = row.measure("queue_wait_p99_us")?;
     r.service_p99_us = row.measure("service_p99_us")?;

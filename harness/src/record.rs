@@ -7,7 +7,12 @@ use serde::Serialize;
 
 /// Version of the CSV/JSON column set; bumped whenever a column changes
 /// meaning, is renamed or is removed. `compare` refuses to mix versions.
-pub const SCHEMA_VERSION: u32 = 1;
+///
+/// 2: `offered_per_s` is the rate measured over the window (was the
+/// configured rate, which is `rate_per_s`); unmeasured values are blank
+/// (a failed run's `duration_s`, `ops`, `throughput_per_s`; a closed-loop
+/// run's `sent` and `failed`), never 0.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Microseconds per nanosecond, for histogram values recorded in ns.
 pub const US_PER_NS: f64 = 1e-3;
@@ -236,17 +241,20 @@ pub struct RunRecord {
     pub status: Status,
     /// Why it failed; empty when ok.
     pub error: String,
-    /// Measured wall time in seconds.
-    pub duration_s: f64,
-    /// Completed operations.
-    pub ops: u64,
-    /// Failed requests inside an ok run.
-    pub failed: u64,
-    /// Requests sent (open loop).
-    pub sent: u64,
-    /// ops / duration_s.
-    pub throughput_per_s: f64,
-    /// Offered rate of an open-loop workload.
+    /// Measured wall time in seconds; `None` when the run failed.
+    pub duration_s: Option<f64>,
+    /// Completed operations; `None` when the run failed.
+    pub ops: Option<u64>,
+    /// Failed requests inside an ok run (open loop); `None` for failed runs
+    /// and closed-loop benchmarks, which send no requests.
+    pub failed: Option<u64>,
+    /// Requests sent (open loop); `None` as for `failed`.
+    pub sent: Option<u64>,
+    /// ops / duration_s; `None` when the run failed.
+    pub throughput_per_s: Option<f64>,
+    /// The rate at which an open-loop workload's requests were actually
+    /// handed to the runtime during the measured window (the configured
+    /// rate is the key's `rate_per_s`).
     pub offered_per_s: Option<f64>,
     /// Coordinated-omission-corrected latency statistics.
     pub latency: Option<Latencies>,
@@ -284,11 +292,11 @@ impl RunRecord {
             run,
             status: Status::Failed,
             error,
-            duration_s: 0.0,
-            ops: 0,
-            failed: 0,
-            sent: 0,
-            throughput_per_s: 0.0,
+            duration_s: None,
+            ops: None,
+            failed: None,
+            sent: None,
+            throughput_per_s: None,
             offered_per_s: None,
             latency: None,
             uncorrected_p99_us: None,

@@ -24,7 +24,7 @@ pub struct CellSummary {
     pub errors: Vec<String>,
     /// Throughput (ops/s) over ok runs.
     pub throughput_per_s: Option<Summary>,
-    /// Median offered rate (open loop).
+    /// Median measured offered rate (open loop).
     pub offered_per_s: Option<f64>,
     /// Each latency statistic over ok runs, by label (`p99`, ...), in µs.
     pub latency_us: BTreeMap<&'static str, Summary>,
@@ -45,7 +45,7 @@ impl CellSummary {
             records.iter().filter(|r| r.status == Status::Failed).map(|r| r.error.clone()).collect();
         errors.sort();
         errors.dedup();
-        let throughput: Vec<f64> = ok.iter().map(|r| r.throughput_per_s).collect();
+        let throughput: Vec<f64> = ok.iter().filter_map(|r| r.throughput_per_s).collect();
         let offered: Vec<f64> = ok.iter().filter_map(|r| r.offered_per_s).collect();
         let mut latency_us = BTreeMap::new();
         for metric in LatencyMetric::ALL {
@@ -88,8 +88,9 @@ impl CellSummary {
 
 /// Failed / (completed + failed) requests summed over `records`.
 fn failed_request_fraction(records: &[RunRecord]) -> Option<f64> {
-    let failed: u64 = records.iter().map(|r| r.failed).sum();
-    let answered: u64 = records.iter().map(|r| r.ops + r.failed).sum();
+    // Rows without requests (benchmarks, failed runs) count nothing.
+    let failed: u64 = records.iter().filter_map(|r| r.failed).sum();
+    let answered: u64 = records.iter().filter_map(|r| Some(r.ops? + r.failed?)).sum();
     (answered > 0).then(|| failed as f64 / answered as f64)
 }
 
@@ -220,7 +221,7 @@ mod tests {
         };
         let mut r = RunRecord::failed(key, run, String::new());
         r.status = Status::Ok;
-        r.throughput_per_s = throughput;
+        r.throughput_per_s = Some(throughput);
         let mut l =
             Latencies { p50_us: 1.0, p90_us: 1.0, p99_us: 1.0, p999_us: 1.0, p9999_us: 1.0, max_us: 1.0, mean_us: 1.0 };
         l.set(LatencyMetric::P99, p99_us);

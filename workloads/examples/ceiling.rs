@@ -28,7 +28,8 @@ fn kept_schedule(rt: &RuntimeSpec, threads: &str, rate: f64, opts: &RunOptions) 
         rate_per_s: Some(rate),
     };
     let out = wsbench_workloads::run(rt, &w, opts).expect("ceiling run");
-    let sent_per_s = out.sent as f64 / opts.duration.as_secs_f64();
+    // The rate actually offered during the measured window.
+    let sent_per_s = out.offered_per_s.expect("an open-loop workload");
     let extra = |name: &str| out.extras.iter().find(|(n, _)| n == name).map_or(f64::NAN, |e| e.1);
     let (p50, p99) = (extra("loadgen_lag_p50_us"), extra("loadgen_lag_p99_us"));
     let unsent = out.notes.iter().any(|n| n.contains("never sent") && !n.contains(", 0 scheduled"));

@@ -44,7 +44,7 @@ fn print_output(rt: &RuntimeSpec, w: &WorkloadSpec, out: &RunOutput) {
     let q = |h: &hdrhistogram::Histogram<u64>, p: f64| h.value_at_quantile(p) as f64 / 1e3;
     let l = &out.latency_ns;
     println!(
-        "{} {} x{}: ops {} failed {} sent {} elapsed {:.3}s thr {:.0}/s offered {:?} p50 {:.1}us p99 {:.1}us p999 {:.1}us max {:.1}us slipped {}",
+        "{} {} x{}: ops {} failed {:?} sent {:?} elapsed {:.3}s thr {:.0}/s offered {:?} p50 {:.1}us p99 {:.1}us p999 {:.1}us max {:.1}us slipped {}",
         w.name,
         rt.sched,
         rt.workers,

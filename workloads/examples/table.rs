@@ -50,7 +50,7 @@ fn main() {
                         q(0.5),
                         q(0.99),
                         q(0.999),
-                        out.failed,
+                        out.failed.map_or("-".to_string(), |f| f.to_string()),
                         out.schedule_slipped
                     );
                 }

@@ -94,13 +94,17 @@ pub struct RunOptions {
 pub struct RunOutput {
     /// Completed operations (requests, or tasks for the tokio benches).
     pub ops: u64,
-    /// Failed requests (panicked handler, timeout, I/O error).
-    pub failed: u64,
-    /// Requests sent (open loop) = ops + failed when the run drained.
-    pub sent: u64,
+    /// Failed requests (panicked handler, timeout, I/O error); `None` for
+    /// closed-loop benchmarks, which send no requests.
+    pub failed: Option<u64>,
+    /// Measured requests sent (open loop) = ops + failed when the run
+    /// drained; `None` for closed-loop benchmarks.
+    pub sent: Option<u64>,
     /// Measured wall time.
     pub elapsed: Duration,
-    /// Offered rate (open loop), else `None`.
+    /// The rate at which requests were actually handed to the runtime
+    /// during the measured window (open loop; below the configured rate
+    /// when the load generator fell behind), else `None`.
     pub offered_per_s: Option<f64>,
     /// Latency from intended start (coordinated-omission corrected).
     pub latency_ns: Histogram<u64>,

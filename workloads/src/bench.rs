@@ -259,8 +259,8 @@ pub(crate) fn run_bench<R: Rt>(rt: &R, b: &Bench, opts: &RunOptions, params: Vec
     }
     RunOutput {
         ops: iterations,
-        failed: 0,
-        sent: iterations,
+        failed: None,
+        sent: None,
         elapsed,
         offered_per_s: None,
         latency_ns: hist,

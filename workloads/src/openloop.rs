@@ -169,19 +169,41 @@ pub(crate) struct GenTotals {
     /// Scheduled (intended before `end`) but never sent: the generator was
     /// still too far behind at `send_until`.
     pub skipped: u64,
+    /// Requests (warm-up or measured) actually handed to the runtime at a
+    /// time inside the measured window: the load really offered there.
+    pub sent_in_window: u64,
     /// Send time − intended time, measured requests.
     pub lag: Histogram<u64>,
 }
 
 impl GenTotals {
     pub(crate) fn new() -> GenTotals {
-        GenTotals { sent: 0, skipped: 0, lag: new_histogram() }
+        GenTotals { sent: 0, skipped: 0, sent_in_window: 0, lag: new_histogram() }
     }
 
     pub(crate) fn merge(&mut self, other: &GenTotals) {
         self.sent += other.sent;
         self.skipped += other.skipped;
+        self.sent_in_window += other.sent_in_window;
         self.lag.add(&other.lag).expect("histograms share bounds");
+    }
+
+    /// Counts one request handed to the runtime at `sent` (intended at
+    /// `intended`).
+    pub(crate) fn record_send(&mut self, w: &Window, intended: Instant, sent: Instant) {
+        if intended >= w.measure_from {
+            self.sent += 1;
+            self.lag.saturating_record(nanos(sent - intended));
+        }
+        if sent >= w.measure_from && sent < w.end {
+            self.sent_in_window += 1;
+        }
+    }
+
+    /// The rate at which requests were actually handed to the runtime
+    /// during the measured window (whatever their intended times).
+    pub(crate) fn offered_per_s(&self, w: &Window) -> f64 {
+        self.sent_in_window as f64 / (w.end - w.measure_from).as_secs_f64()
     }
 }
 
@@ -237,10 +259,7 @@ fn gen_thread(
         let measured = intended >= w.measure_from;
         let must_panic = spec.panic_every != 0 && id % spec.panic_every == spec.panic_every - 1;
         inject(Request { id, intended, sent: now, seed: mix(spec.seed, id), measured, must_panic });
-        if measured {
-            totals.sent += 1;
-            totals.lag.saturating_record(nanos(now - intended));
-        }
+        totals.record_send(w, intended, now);
         id += spec.threads as u64;
     }
     totals
@@ -431,10 +450,10 @@ impl OpenReport {
         params.push(("rate".into(), spec.rate_per_s.to_string()));
         RunOutput {
             ops: h.completed,
-            failed,
-            sent: gen.sent,
+            failed: Some(failed),
+            sent: Some(gen.sent),
             elapsed,
-            offered_per_s: Some(spec.rate_per_s),
+            offered_per_s: Some(gen.offered_per_s(&w)),
             latency_ns: h.latency,
             uncorrected_ns: Some(h.uncorrected),
             queue_wait_ns: Some(h.queue_wait),
@@ -459,6 +478,40 @@ mod tests {
         assert_ne!(a, b);
         assert!((a ^ b).count_ones() > 16, "{a:x} {b:x}");
         assert_eq!(mix(1, 0), a, "deterministic");
+    }
+
+    /// A generator whose every hand-off takes 2 ms cannot offer 1000/s:
+    /// the measured offered rate is at most 1 / 2 ms = 500/s (at most 50
+    /// hand-offs fit in the 100 ms window), although all 100 scheduled
+    /// requests are eventually sent (late, before `send_until`), so the
+    /// configured rate and sent / window both still say 1000/s.
+    #[test]
+    fn a_generator_that_cannot_keep_up_offers_less_than_its_rate() {
+        const HANDOFF: Duration = Duration::from_millis(2);
+        let spec = LoadSpec {
+            rate_per_s: 1_000.0,
+            arrival: ArrivalKind::Uniform,
+            threads: 1,
+            cores: Vec::new(),
+            seed: 1,
+            warmup: Duration::ZERO,
+            duration: Duration::from_millis(100),
+            stall: Duration::ZERO,
+            panic_every: 0,
+        };
+        let w = Window::new(&spec);
+        let slow = |_: Request| thread::sleep(HANDOFF);
+        let totals = generate(&spec, &w, &slow, &|| (), || ()).unwrap();
+        assert_eq!((totals.sent, totals.skipped), (100, 0), "every scheduled request is sent, late");
+        assert!((1..=50).contains(&totals.sent_in_window), "{} hand-offs of 2 ms in 100 ms", totals.sent_in_window);
+        let offered = totals.offered_per_s(&w);
+        assert!(offered <= 500.0, "offered {offered}/s at a configured 1000/s");
+        // A generator with an instant hand-off offers at most its schedule:
+        // exactly 100 arrivals are intended inside the window.
+        let w = Window::new(&spec);
+        let totals = generate(&spec, &w, &|_: Request| (), &|| (), || ()).unwrap();
+        assert_eq!(totals.sent, 100);
+        assert!(totals.sent_in_window <= 100 && totals.offered_per_s(&w) <= 1_000.0 + 1e-9);
     }
 
     #[test]

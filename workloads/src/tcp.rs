@@ -315,9 +315,8 @@ fn client_conn(
         let req = Request { id, intended, sent: now, seed: mix(spec.seed, id), measured, must_panic };
         let result = exchange(&mut s, &req, base, 0);
         let done = Instant::now();
+        r.gen.record_send(&w, intended, now);
         if measured {
-            r.gen.sent += 1;
-            r.gen.lag.saturating_record(nanos(now - intended));
             r.histos.record_client(intended, now, done, matches!(result, Ok(true)));
         }
         if let Err(e) = result {

@@ -18,13 +18,22 @@ const WATCHDOG: Duration = Duration::from_secs(120);
 
 fn check(sched: &str, workers: usize, info: &WorkloadInfo, out: &RunOutput) {
     let at = format!("{} on {sched} x{workers}", info.name);
-    assert_eq!(out.sent, out.ops + out.failed, "{at}: sent != completed + failed ({out:?})");
     assert!(out.ops > 0, "{at}: nothing completed");
-    // Every finished request (or bench iteration) is in the histogram.
-    assert_eq!(out.latency_ns.len(), out.ops + out.failed, "{at}");
+    // Open loop: every sent request finished or failed, and every one is in
+    // the histogram. Closed loop: no requests, so `sent` and `failed` are
+    // unmeasured (None), and every iteration is in the histogram.
+    let failed = if info.open_loop {
+        let failed = out.failed.expect("open loop counts failures");
+        assert_eq!(out.sent, Some(out.ops + failed), "{at}: sent != completed + failed ({out:?})");
+        failed
+    } else {
+        assert_eq!((out.sent, out.failed), (None, None), "{at}: a benchmark sends no requests");
+        0
+    };
+    assert_eq!(out.latency_ns.len(), out.ops + failed, "{at}");
     // Only deadline workloads may fail without injected faults.
     if !matches!(info.name, "timers" | "mixed") {
-        assert_eq!(out.failed, 0, "{at}: {:?}", out.notes);
+        assert_eq!(failed, 0, "{at}: {:?}", out.notes);
     }
     for p in info.params {
         assert!(out.params.iter().any(|(n, _)| n == p.name), "{at}: parameter {} not recorded", p.name);
@@ -32,7 +41,7 @@ fn check(sched: &str, workers: usize, info: &WorkloadInfo, out: &RunOutput) {
     if info.open_loop {
         assert!(out.offered_per_s.is_some() && out.params.iter().any(|(n, _)| n == "rate"), "{at}");
         let q = out.queue_wait_ns.as_ref().expect("open loop records queue wait");
-        assert_eq!(q.len(), out.ops + out.failed, "{at}: queue wait entries");
+        assert_eq!(q.len(), out.ops + failed, "{at}: queue wait entries");
     } else {
         assert!(out.offered_per_s.is_none(), "{at}");
         assert!(out.extras.iter().any(|(n, v)| n == "ns_per_task" && *v > 0.0), "{at}: {:?}", out.extras);
