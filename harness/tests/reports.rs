@@ -7,6 +7,9 @@ use std::path::Path;
 
 use common::{scratch, wsbench_in};
 
+/// The schema this wsbench writes and reads.
+const SCHEMA: u32 = wsbench::record::SCHEMA_VERSION;
+
 const HEADER: &str =
     "schema_version,timestamp,git_sha,host,cpu_model,logical_cpus,scheduler,workers,workload,knobs,run,duration_s,ops,\
 throughput_per_s,offered_per_s,p50_us,p90_us,p99_us,p999_us,max_us,mean_us,status";
@@ -55,8 +58,8 @@ fn one_cell(throughput: Vec<f64>) -> Vec<Cell<'static>> {
 }
 
 fn compare(dir: &Path, base: &[Cell<'_>], current: &[Cell<'_>]) -> common::Run {
-    write(dir, "base.csv", &csv_text(1, "cpu-x", base));
-    write(dir, "current.csv", &csv_text(1, "cpu-x", current));
+    write(dir, "base.csv", &csv_text(SCHEMA, "cpu-x", base));
+    write(dir, "current.csv", &csv_text(SCHEMA, "cpu-x", current));
     wsbench_in(dir, &["compare", "base.csv", "current.csv", "--json", "report.json", "--out", "report.md"])
 }
 
@@ -133,8 +136,8 @@ fn cells_in_one_file_only_are_listed() {
 fn schema_mismatch_and_broken_files_are_unusable() {
     let dir = scratch("cmp-bad");
     let cells = one_cell(runs(1000.0, 0.01));
-    write(&dir, "v1.csv", &csv_text(1, "cpu-x", &cells));
-    write(&dir, "v0.csv", &csv_text(0, "cpu-x", &cells));
+    write(&dir, "v1.csv", &csv_text(SCHEMA, "cpu-x", &cells));
+    write(&dir, "v0.csv", &csv_text(SCHEMA - 1, "cpu-x", &cells));
     wsbench_in(&dir, &["compare", "v0.csv", "v1.csv"]).code(2).stderr_has(&["schema versions", "v0.csv", "v1.csv"]);
 
     write(&dir, "empty.csv", "");
@@ -147,7 +150,7 @@ fn schema_mismatch_and_broken_files_are_unusable() {
         "missing column `schema_version`",
     ]);
 
-    let text = csv_text(1, "cpu-x", &cells);
+    let text = csv_text(SCHEMA, "cpu-x", &cells);
     let truncated = &text[..text.len() - 20];
     write(&dir, "truncated.csv", truncated);
     wsbench_in(&dir, &["compare", "v1.csv", "truncated.csv"]).code(2).stderr_has(&[
@@ -180,8 +183,8 @@ fn schema_mismatch_and_broken_files_are_unusable() {
 fn different_machines_warn_but_still_compare() {
     let dir = scratch("cmp-env");
     let cells = one_cell(runs(1000.0, 0.01));
-    write(&dir, "a.csv", &csv_text(1, "cpu-x", &cells));
-    write(&dir, "b.csv", &csv_text(1, "cpu-y", &cells));
+    write(&dir, "a.csv", &csv_text(SCHEMA, "cpu-x", &cells));
+    write(&dir, "b.csv", &csv_text(SCHEMA, "cpu-y", &cells));
     wsbench_in(&dir, &["compare", "a.csv", "b.csv"]).code(0).stderr_has(&["different CPU models", "cpu-x", "cpu-y"]);
 }
 
@@ -203,7 +206,7 @@ fn sweep() -> Vec<Cell<'static>> {
 #[test]
 fn plot_writes_svg_and_png_with_one_series_per_scheduler() {
     let dir = scratch("plot");
-    write(&dir, "r.csv", &csv_text(1, "cpu-x", &sweep()));
+    write(&dir, "r.csv", &csv_text(SCHEMA, "cpu-x", &sweep()));
     let run = wsbench_in(&dir, &["plot", "r.csv", "--out", "charts", "--width", "640", "--height", "400"]);
     run.ok();
     for name in ["yield-many-throughput", "yield-many-p99"] {
@@ -236,7 +239,7 @@ fn plot_writes_svg_and_png_with_one_series_per_scheduler() {
 #[test]
 fn plot_without_a_sweep_says_what_it_needs() {
     let dir = scratch("plot-none");
-    write(&dir, "one.csv", &csv_text(1, "cpu-x", &one_cell(runs(1000.0, 0.01))));
+    write(&dir, "one.csv", &csv_text(SCHEMA, "cpu-x", &one_cell(runs(1000.0, 0.01))));
     wsbench_in(&dir, &["plot", "one.csv", "--out", "charts"]).failed().stderr_has(&[
         "nothing to plot",
         "--workers 1,2,4",
