@@ -1,15 +1,11 @@
-//! Statistics over the runs of a cell: median, spread, a bootstrap
-//! confidence interval of the median, and the Mann–Whitney U test that
-//! `compare` uses. Pure functions, no I/O.
+//! Statistics over the runs of a cell: median, spread, a distribution-free
+//! confidence interval of the median from order statistics, and the
+//! Mann–Whitney U test that `compare` uses. Pure functions, no I/O.
 
 use serde::Serialize;
 
-/// Bootstrap resamples for a confidence interval of the median.
-pub const BOOTSTRAP_RESAMPLES: usize = 2000;
-/// Confidence level of reported intervals.
+/// Confidence level asked of reported intervals.
 pub const CONFIDENCE: f64 = 0.95;
-/// Seed of the bootstrap's generator: intervals are reproducible.
-const BOOTSTRAP_SEED: u64 = 0x5EED_B007;
 /// Above this many runs per side the exact U distribution is replaced by
 /// its normal approximation.
 const EXACT_U_MAX_N: usize = 30;
@@ -25,10 +21,16 @@ pub struct Summary {
     pub min: f64,
     /// Largest value.
     pub max: f64,
-    /// Lower end of the bootstrap interval of the median.
+    /// Lower end of the order-statistic interval of the median.
     pub ci_lo: f64,
-    /// Upper end of the bootstrap interval of the median.
+    /// Upper end of the order-statistic interval of the median.
     pub ci_hi: f64,
+    /// The interval's true confidence for `n` runs (its exact chance of
+    /// covering the population median): at least [`CONFIDENCE`] when
+    /// `ci_meets_level`, else the best `n` runs can give (min..max).
+    pub ci_confidence: f64,
+    /// Whether `n` runs are enough for an interval at [`CONFIDENCE`].
+    pub ci_meets_level: bool,
 }
 
 impl Summary {
@@ -39,14 +41,16 @@ impl Summary {
         }
         let mut sorted = values.to_vec();
         sorted.sort_by(f64::total_cmp);
-        let (ci_lo, ci_hi) = bootstrap_median_ci(&sorted, BOOTSTRAP_RESAMPLES, CONFIDENCE);
+        let ci = MedianInterval::of_sorted(&sorted, CONFIDENCE);
         Some(Summary {
             n: sorted.len(),
             median: median_sorted(&sorted),
             min: sorted[0],
             max: sorted[sorted.len() - 1],
-            ci_lo,
-            ci_hi,
+            ci_lo: ci.lo,
+            ci_hi: ci.hi,
+            ci_confidence: ci.confidence,
+            ci_meets_level: ci.meets_level,
         })
     }
 
@@ -80,7 +84,7 @@ pub fn median(values: &[f64]) -> f64 {
 }
 
 /// SplitMix64 (Steele, Lea, Flood, OOPSLA'14): a tiny deterministic
-/// generator, good enough to pick bootstrap resamples and permutations.
+/// generator, good enough to pick permutations.
 pub(crate) struct SplitMix64(pub(crate) u64);
 
 impl SplitMix64 {
@@ -102,26 +106,65 @@ impl SplitMix64 {
     }
 }
 
-/// Percentile bootstrap interval of the median at `confidence`.
-pub fn bootstrap_median_ci(values: &[f64], resamples: usize, confidence: f64) -> (f64, f64) {
-    if values.len() < 2 {
-        let v = values.first().copied().unwrap_or(f64::NAN);
-        return (v, v);
-    }
-    let mut rng = SplitMix64(BOOTSTRAP_SEED);
-    let mut medians = Vec::with_capacity(resamples);
-    let mut sample = vec![0.0; values.len()];
-    for _ in 0..resamples {
-        for slot in sample.iter_mut() {
-            *slot = values[rng.below(values.len())];
+/// A distribution-free interval of the median: the order statistics
+/// `[x(k), x(n+1-k)]` of `n` sorted values. Each value falls below the
+/// population median with probability 1/2, so the number below is
+/// Binomial(n, 1/2), and the interval misses the median exactly when fewer
+/// than k values fall below it or fewer than k above: its coverage is
+/// `1 - 2 P(B <= k - 1)` for any continuous distribution (e.g. Hollander &
+/// Wolfe, Nonparametric Statistical Methods, ch. 3). The narrowest such
+/// interval whose coverage reaches the level is chosen; when even min..max
+/// (k = 1) falls short, that is reported with its true, lower confidence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MedianInterval {
+    /// x(k).
+    pub lo: f64,
+    /// x(n+1-k).
+    pub hi: f64,
+    /// The rank k (1-based) of the lower end.
+    pub rank: usize,
+    /// Exact coverage `1 - 2 P(Binomial(n, 1/2) <= k - 1)`.
+    pub confidence: f64,
+    /// `confidence >= level`.
+    pub meets_level: bool,
+}
+
+impl MedianInterval {
+    /// The interval of `sorted` (ascending, not empty) at `level`.
+    pub fn of_sorted(sorted: &[f64], level: f64) -> MedianInterval {
+        let n = sorted.len();
+        assert!(n > 0, "interval of an empty sample");
+        let mut k = 1;
+        while k < n.div_ceil(2) && order_statistic_coverage(n, k + 1) >= level {
+            k += 1;
         }
-        sample.sort_by(f64::total_cmp);
-        medians.push(median_sorted(&sample));
+        let confidence = order_statistic_coverage(n, k);
+        MedianInterval { lo: sorted[k - 1], hi: sorted[n - k], rank: k, confidence, meets_level: confidence >= level }
     }
-    medians.sort_by(f64::total_cmp);
-    let tail = (1.0 - confidence) / 2.0;
-    let at = |q: f64| medians[((q * (resamples - 1) as f64).round() as usize).min(resamples - 1)];
-    (at(tail), at(1.0 - tail))
+}
+
+/// The exact chance that `[x(k), x(n+1-k)]` of `n` values covers the
+/// population median: `1 - 2 P(Binomial(n, 1/2) <= k - 1)`; 0 when the
+/// interval is empty (k > n + 1 - k).
+pub fn order_statistic_coverage(n: usize, k: usize) -> f64 {
+    if k == 0 || 2 * k > n + 1 {
+        return 0.0;
+    }
+    // P(B = i) = C(n, i) / 2^n, built in logs so that large n cannot
+    // underflow 2^-n.
+    let mut ln_pmf = -(n as f64) * std::f64::consts::LN_2;
+    let mut tail = 0.0;
+    for i in 0..k {
+        tail += ln_pmf.exp();
+        ln_pmf += ((n - i) as f64).ln() - ((i + 1) as f64).ln();
+    }
+    (1.0 - 2.0 * tail).max(0.0)
+}
+
+/// The fewest runs whose min..max interval reaches `level`:
+/// the smallest n with `1 - 2^(1-n) >= level`.
+pub fn min_runs_for(level: f64) -> usize {
+    (1..).find(|&n| order_statistic_coverage(n, 1) >= level).expect("coverage tends to 1")
 }
 
 /// Ranks with ties given their average rank (1-based), for `a ++ b`.
@@ -258,37 +301,90 @@ mod tests {
     fn summary_spread_and_interval_bracket_the_median() {
         let s = Summary::of(&[10.0, 12.0, 11.0, 50.0, 9.0]).unwrap();
         assert_eq!((s.n, s.median, s.min, s.max), (5, 11.0, 9.0, 50.0));
-        assert!(s.ci_lo <= s.median && s.median <= s.ci_hi, "{s:?}");
-        assert!(s.ci_lo >= 9.0 && s.ci_hi <= 50.0, "{s:?}");
+        // 5 runs: only min..max, whose coverage is 1 - 2/32.
+        assert_eq!((s.ci_lo, s.ci_hi, s.ci_confidence, s.ci_meets_level), (9.0, 50.0, 0.9375, false));
         assert!(Summary::of(&[]).is_none());
         assert!(Summary::of(&[1.0, f64::NAN]).is_none());
+        // One run: an interval of a point that covers the median never
+        // (coverage 1 - 2 * 1/2 = 0).
         let one = Summary::of(&[7.0]).unwrap();
-        assert_eq!((one.ci_lo, one.ci_hi), (7.0, 7.0));
+        assert_eq!((one.ci_lo, one.ci_hi, one.ci_confidence, one.ci_meets_level), (7.0, 7.0, 0.0, false));
+    }
+
+    /// Coverages worked by hand from C(n, i) / 2^n.
+    #[test]
+    fn order_statistic_coverage_is_exact() {
+        // n = 3, min..max: 1 - 2 (1/8) = 0.75 (the old "95%" at 3 runs).
+        assert_eq!(order_statistic_coverage(3, 1), 0.75);
+        // n = 5: 1 - 2/32; n = 6: 1 - 2/64.
+        assert_eq!(order_statistic_coverage(5, 1), 0.9375);
+        assert_eq!(order_statistic_coverage(6, 1), 0.968_75);
+        // n = 10, k = 2: 1 - 2 (1 + 10) / 1024; k = 3: 1 - 2 (1 + 10 + 45) / 1024.
+        assert!((order_statistic_coverage(10, 2) - (1.0 - 22.0 / 1024.0)).abs() < 1e-15);
+        assert!((order_statistic_coverage(10, 3) - (1.0 - 112.0 / 1024.0)).abs() < 1e-15);
+        // n = 20, k = 6: P(B <= 5) = (1 + 20 + 190 + 1140 + 4845 + 15504) / 2^20.
+        assert!((order_statistic_coverage(20, 6) - (1.0 - 2.0 * 21_700.0 / 1_048_576.0)).abs() < 1e-15);
+        assert_eq!(order_statistic_coverage(4, 3), 0.0, "x(3)..x(2) is empty");
+        // Large n does not underflow: n = 2000, k = 1 is 1 - 2^-1999.
+        assert_eq!(order_statistic_coverage(2000, 1), 1.0);
     }
 
     #[test]
-    fn exact_mann_whitney_matches_the_tables() {
+    fn the_interval_is_the_narrowest_that_reaches_the_level() {
+        let v: Vec<f64> = (1..=20).map(f64::from).collect();
+        // n = 20 at 95%: k = 6 gives 0.9586, k = 7 only 0.8847 -> x(6)..x(15).
+        let ci = MedianInterval::of_sorted(&v, 0.95);
+        assert_eq!((ci.lo, ci.hi, ci.rank, ci.meets_level), (6.0, 15.0, 6, true));
+        // n = 10: k = 2 (0.9785); k = 3 gives 0.8906.
+        let ci = MedianInterval::of_sorted(&v[..10], 0.95);
+        assert_eq!((ci.lo, ci.hi, ci.rank), (2.0, 9.0, 2));
+        // n = 6 is the fewest runs for 95% (min..max, 0.96875); 5 fall short.
+        assert_eq!(min_runs_for(0.95), 6);
+        let ci = MedianInterval::of_sorted(&v[..6], 0.95);
+        assert_eq!((ci.lo, ci.hi, ci.confidence, ci.meets_level), (1.0, 6.0, 0.968_75, true));
+        let ci = MedianInterval::of_sorted(&v[..3], 0.95);
+        assert_eq!((ci.lo, ci.hi, ci.confidence, ci.meets_level), (1.0, 3.0, 0.75, false));
+    }
+
+    /// Two-sided exact p-values, checked against a count of all
+    /// C(n1 + n2, n1) assignments of ranks (done by hand / by a separate
+    /// enumeration script): p = (assignments with |U - n1 n2 / 2| at least
+    /// the observed one) / C(n1 + n2, n1). scipy.stats.mannwhitneyu
+    /// (method="exact") gives the same values.
+    #[test]
+    fn exact_mann_whitney_matches_enumeration() {
+        let close = |p: f64, want: f64| assert!((p - want).abs() < 1e-12, "p = {p}, want {want}");
         // Complete separation of 3 vs 3: 2 / C(6,3) = 0.1.
-        let p = mann_whitney_p(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]).unwrap();
-        assert!((p - 0.1).abs() < 1e-12, "{p}");
-        assert!((min_possible_p(3, 3) - 0.1).abs() < 1e-12);
+        close(mann_whitney_p(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]).unwrap(), 0.1);
+        close(min_possible_p(3, 3), 0.1);
+        // 3 vs 3 with U = 1: 4 of 20 assignments have U <= 1 or U >= 8.
+        close(mann_whitney_p(&[1.0, 2.0, 4.0], &[3.0, 5.0, 6.0]).unwrap(), 0.2);
         // 5 vs 5 separated: 2 / 252.
-        let p = mann_whitney_p(&[1.0, 2.0, 3.0, 4.0, 5.0], &[6.0, 7.0, 8.0, 9.0, 10.0]).unwrap();
-        assert!((p - 2.0 / 252.0).abs() < 1e-12, "{p}");
-        // Interleaved samples: not significant.
-        let p = mann_whitney_p(&[1.0, 3.0, 5.0, 7.0, 9.0], &[2.0, 4.0, 6.0, 8.0, 10.0]).unwrap();
-        assert!(p > 0.5, "{p}");
+        close(mann_whitney_p(&[1.0, 2.0, 3.0, 4.0, 5.0], &[6.0, 7.0, 8.0, 9.0, 10.0]).unwrap(), 2.0 / 252.0);
+        // U = 7 of 25: 78 of 252 assignments as extreme (0.3095).
+        close(mann_whitney_p(&[1.0, 2.0, 3.0, 6.0, 10.0], &[4.0, 5.0, 7.0, 8.0, 9.0]).unwrap(), 78.0 / 252.0);
+        // Interleaved, U = 10 of 25: 174 of 252 (0.6905).
+        close(mann_whitney_p(&[1.0, 3.0, 5.0, 7.0, 9.0], &[2.0, 4.0, 6.0, 8.0, 10.0]).unwrap(), 174.0 / 252.0);
         assert!(mann_whitney_p(&[], &[1.0]).is_none());
     }
 
+    /// With ties the normal approximation with tie and continuity
+    /// corrections is used. Reference: scipy 1.17.1
+    /// `mannwhitneyu(a, b, alternative="two-sided", method="asymptotic",
+    /// use_continuity=True)` = 0.04859743569452557 for these samples
+    /// (R's `wilcox.test(a, b, exact = FALSE, correct = TRUE)` computes the
+    /// same statistic). The tolerance is the erfc approximation's 1.5e-7.
     #[test]
-    fn normal_approximation_with_ties() {
-        let a: Vec<f64> = (0..40).map(|i| (i / 4) as f64).collect();
-        let b: Vec<f64> = (0..40).map(|i| (i / 4 + 5) as f64).collect();
+    fn normal_approximation_with_ties_matches_the_reference() {
+        let a = [1.0, 2.0, 2.0, 3.0, 3.0, 3.0, 4.0, 5.0];
+        let b = [2.0, 3.0, 4.0, 4.0, 5.0, 6.0, 6.0, 7.0];
         let p = mann_whitney_p(&a, &b).unwrap();
-        assert!(p < 1e-4, "{p}");
-        let p_same = mann_whitney_p(&a, &a).unwrap();
-        assert!(p_same > 0.9, "{p_same}");
+        assert!((p - 0.048_597_435_694_525_57).abs() < 3e-7, "{p}");
+        // Identical samples: |U - mean| = 0, so z = 0 after the continuity
+        // correction and p = 1 (to the erfc approximation's accuracy).
+        let t: Vec<f64> = (0..40).map(|i| (i / 4) as f64).collect();
+        let p = mann_whitney_p(&t, &t).unwrap();
+        assert!((p - 1.0).abs() < 3e-7, "{p}");
         assert!((normal_upper_tail(1.959_964) - 0.025).abs() < 1e-6);
     }
 }

@@ -1,5 +1,6 @@
 //! Markdown: the environment, the settings, the results table with the
-//! bootstrap interval of each cell's median throughput, capacity and notes.
+//! order-statistic interval of each cell's median throughput (labelled with
+//! its true confidence), capacity and notes.
 //! Rewritten whole (temporary file + rename) after every cell.
 
 use std::fmt::Write as _;
@@ -9,7 +10,7 @@ use anyhow::Result;
 
 use super::{check_writable, write_atomically, Exporter, Results};
 use crate::runner::CellOutcome;
-use crate::stats::CONFIDENCE;
+use crate::stats::{min_runs_for, Summary, CONFIDENCE};
 use crate::table::{capacity_table, cells_table, format_count, legend, Table};
 
 const PERCENT: f64 = 100.0;
@@ -51,9 +52,20 @@ pub fn render(results: &Results) -> String {
     out
 }
 
-/// Median throughput with its bootstrap interval, per cell.
+/// `lo .. hi (c%)`: the interval of the median with its true confidence,
+/// and a warning when the runs are too few for [`CONFIDENCE`].
+fn interval_text(s: &Summary) -> String {
+    let mut text =
+        format!("{} .. {} ({:.1}%)", format_count(s.ci_lo), format_count(s.ci_hi), s.ci_confidence * PERCENT);
+    if !s.ci_meets_level {
+        let _ = write!(text, ", too few runs for {:.0}% (needs {})", CONFIDENCE * PERCENT, min_runs_for(CONFIDENCE));
+    }
+    text
+}
+
+/// Median throughput with the interval of the median, per cell.
 fn intervals_table(results: &Results) -> Table {
-    let ci = format!("{:.0}% CI of median", CONFIDENCE * PERCENT);
+    let ci = format!("interval of median (confidence; {:.0}% asked)", CONFIDENCE * PERCENT);
     let rows = results
         .cells
         .iter()
@@ -62,7 +74,7 @@ fn intervals_table(results: &Results) -> Table {
             vec![
                 c.key.to_string(),
                 t.map(|s| format_count(s.median)).unwrap_or_default(),
-                t.map(|s| format!("{} .. {}", format_count(s.ci_lo), format_count(s.ci_hi))).unwrap_or_default(),
+                t.as_ref().map(interval_text).unwrap_or_default(),
                 t.map(|s| format!("{} .. {}", format_count(s.min), format_count(s.max))).unwrap_or_default(),
                 c.ok_runs.to_string(),
             ]
