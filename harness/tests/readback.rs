@@ -9,6 +9,9 @@ use std::path::Path;
 
 use common::{scratch, wsbench_in};
 
+/// The schema this wsbench writes and reads.
+const SCHEMA: u32 = wsbench::record::SCHEMA_VERSION;
+
 const HEADER: &str =
     "schema_version,timestamp,git_sha,host,cpu_model,logical_cpus,scheduler,workers,workload,knobs,run,duration_s,ops,\
 throughput_per_s,offered_per_s,p50_us,p90_us,p99_us,p999_us,max_us,mean_us,status,error";
@@ -21,12 +24,12 @@ fn rows(out: &mut String, sched: &str, workers: usize, runs: usize, ok: bool) {
         if ok {
             let _ = writeln!(
                 out,
-                "1,2026-01-01T00:00:00Z,abc,host-a,cpu-x,2,{sched},{workers},yield-many,,{run},1.0,{t},{t},,50,80,100,150,200,60,ok,"
+                "{SCHEMA},2026-01-01T00:00:00Z,abc,host-a,cpu-x,2,{sched},{workers},yield-many,,{run},1.0,{t},{t},,50,80,100,150,200,60,ok,"
             );
         } else {
             let _ = writeln!(
                 out,
-                "1,2026-01-01T00:00:00Z,abc,host-a,cpu-x,2,{sched},{workers},yield-many,,{run},,,,,,,,,,,failed,panicked: boom"
+                "{SCHEMA},2026-01-01T00:00:00Z,abc,host-a,cpu-x,2,{sched},{workers},yield-many,,{run},,,,,,,,,,,failed,panicked: boom"
             );
         }
     }
