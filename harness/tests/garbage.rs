@@ -38,8 +38,9 @@ fn valid_csv() -> &'static [u8] {
                     };
                     let mut r = RunRecord::failed(key, run, String::new());
                     r.status = Status::Ok;
-                    (r.duration_s, r.ops) = (0.5, 500 * workers as u64 + run as u64);
-                    r.throughput_per_s = r.ops as f64 / r.duration_s;
+                    let ops = 500 * workers as u64 + run as u64;
+                    (r.duration_s, r.ops) = (Some(0.5), Some(ops));
+                    r.throughput_per_s = Some(ops as f64 / 0.5);
                     let p = 100.0 / workers as f64;
                     r.latency = Some(Latencies {
                         p50_us: p,
