@@ -26,6 +26,7 @@ use crate::load::{load, ResultsFile};
 use crate::record::{CellKey, LatencyMetric, RunRecord, Status, SCHEMA_VERSION};
 use crate::stats::{mann_whitney_p, median, min_possible_p};
 use crate::table::{format_count, format_us, Table};
+use crate::ttest::{benjamini_hochberg, welch_log_p};
 
 /// Input `compare` cannot judge: missing or malformed files, schema
 /// mismatch. Maps to exit status 2.
@@ -118,6 +119,11 @@ pub struct Comparison {
     pub change: f64,
     /// Two-sided Mann–Whitney U p-value.
     pub p_value: Option<f64>,
+    /// Two-sided p-value of Welch's t-test on the logarithms of the runs.
+    pub t_test_p: Option<f64>,
+    /// `t_test_p` adjusted for every comparison of the report
+    /// (Benjamini–Hochberg).
+    pub q_value: Option<f64>,
     /// Ok runs on each side.
     pub runs: (usize, usize),
     /// The decision.
@@ -188,7 +194,107 @@ fn group(file: &ResultsFile) -> BTreeMap<CellKey, Vec<&RunRecord>> {
     cells
 }
 
-fn judge(metric: &Metric, cell: &CellKey, base: &[f64], current: &[f64], floors: &Floors) -> Option<Comparison> {
+/// Sets the verdicts once every comparison has its p-values: a change is
+/// `regressed` or `improved` when the rank test is significant at alpha,
+/// the t-test still is after the Benjamini–Hochberg correction over all
+/// comparisons (q < alpha), and the medians differ by at least the floor.
+fn decide(comparisons: &mut [Comparison], floors: &Floors) {
+    let tested: Vec<usize> = (0..comparisons.len()).filter(|&i| comparisons[i].t_test_p.is_some()).collect();
+    let p: Vec<f64> = tested.iter().filter_map(|&i| comparisons[i].t_test_p).collect();
+    for (&i, q) in tested.iter().zip(benjamini_hochberg(&p)) {
+        comparisons[i].q_value = Some(q);
+    }
+    for c in comparisons.iter_mut().filter(|c| c.metric != "ok_runs") {
+        let Some(metric) = METRICS.iter().find(|m| m.name == c.metric) else { continue };
+        let floor = if metric.tail { floors.tail_threshold } else { floors.threshold };
+        let significant = c.p_value.is_some_and(|p| p < floors.alpha) && c.q_value.is_some_and(|q| q < floors.alpha);
+        let worse = if metric.higher_is_better { -c.change } else { c.change };
+        c.verdict = if significant && worse >= floor {
+            Verdict::Regressed
+        } else if significant && -worse >= floor {
+            Verdict::Improved
+        } else {
+            Verdict::Unchanged
+        };
+    }
+}
+
+/// The reference runtimes: code this repository does not change, so in a
+/// comparison of two of our commits they measure the machine.
+const REFERENCES: [&str; 3] = ["tokio", "tokio-current", "smol"];
+/// The reference whose cells serve as the control of ours.
+const CONTROL: &str = "tokio";
+
+/// Holds the verdicts up against the control: tokio in the same cell
+/// (same workers, workload, parameters and rate) runs the same workload on
+/// the same machine in the same session, but none of our scheduler code.
+///
+/// - A change of ours that tokio's same metric shows too (rank test
+///   significant, same direction, beyond the floor) is judged on what is
+///   left of it:
+///   `(1 + ours) / (1 + tokio) - 1` must still pass the floor.
+/// - A reference runtime's own change is the machine (or the workload, or
+///   a tokio upgrade) and is reported as a warning, not as a verdict.
+fn hold_against_control(comparisons: &mut [Comparison], floors: &Floors) -> Vec<String> {
+    // The control only has to show that the machine moved: its rank test
+    // and the floor, without the correction for many comparisons.
+    let moved = |o: &Comparison| {
+        let Some(metric) = METRICS.iter().find(|m| m.name == o.metric) else { return false };
+        let floor = if metric.tail { floors.tail_threshold } else { floors.threshold };
+        o.p_value.is_some_and(|p| p < floors.alpha) && o.change.abs() >= floor
+    };
+    let control_change = |c: &Comparison, all: &[Comparison]| {
+        all.iter()
+            .find(|o| {
+                o.cell.scheduler == CONTROL
+                    && o.metric == c.metric
+                    && o.cell.without_scheduler() == c.cell.without_scheduler()
+                    && moved(o)
+            })
+            .map(|o| o.change)
+    };
+    let mut machine = Vec::new();
+    let adjusted: Vec<Option<f64>> = comparisons
+        .iter()
+        .map(|c| {
+            if c.verdict == Verdict::Unchanged
+                || c.metric == "ok_runs"
+                || REFERENCES.contains(&c.cell.scheduler.as_str())
+            {
+                return None;
+            }
+            let control = control_change(c, comparisons)?;
+            (control.signum() == c.change.signum()).then(|| (1.0 + c.change) / (1.0 + control) - 1.0)
+        })
+        .collect();
+    for (c, adjusted) in comparisons.iter_mut().zip(adjusted) {
+        let Some(metric) = METRICS.iter().find(|m| m.name == c.metric) else { continue };
+        if c.verdict == Verdict::Unchanged {
+            continue;
+        }
+        if REFERENCES.contains(&c.cell.scheduler.as_str()) {
+            machine.push(format!("{} {} {:+.1}%", c.cell, c.metric, c.change * 100.0));
+            c.note = format!(
+                "reference runtime: a {} here is the machine or the workload, not our code",
+                c.verdict.as_str()
+            );
+            c.verdict = Verdict::Unchanged;
+            continue;
+        }
+        let Some(left) = adjusted else { continue };
+        let floor = if metric.tail { floors.tail_threshold } else { floors.threshold };
+        let worse = if metric.higher_is_better { -left } else { left };
+        if worse.abs() < floor
+            || worse.signum() != (if metric.higher_is_better { -c.change } else { c.change }).signum()
+        {
+            c.note = format!("{CONTROL} in this cell moved alike; {:+.1}% is left beyond it", left * 100.0);
+            c.verdict = Verdict::Unchanged;
+        }
+    }
+    machine
+}
+
+fn judge(metric: &Metric, cell: &CellKey, base: &[f64], current: &[f64]) -> Option<Comparison> {
     if base.is_empty() || current.is_empty() {
         return None;
     }
@@ -202,26 +308,17 @@ fn judge(metric: &Metric, cell: &CellKey, base: &[f64], current: &[f64], floors:
     } else {
         (c - b) / b.abs()
     };
-    let p = mann_whitney_p(base, current);
-    let floor = if metric.tail { floors.tail_threshold } else { floors.threshold };
-    let significant = p.is_some_and(|p| p < floors.alpha);
-    let worse = if metric.higher_is_better { -change } else { change };
-    let verdict = if significant && worse >= floor {
-        Verdict::Regressed
-    } else if significant && -worse >= floor {
-        Verdict::Improved
-    } else {
-        Verdict::Unchanged
-    };
     Some(Comparison {
         cell: cell.clone(),
         metric: metric.name,
         base: b,
         current: c,
         change,
-        p_value: p,
+        p_value: mann_whitney_p(base, current),
+        t_test_p: welch_log_p(base, current),
+        q_value: None,
         runs: (base.len(), current.len()),
-        verdict,
+        verdict: Verdict::Unchanged,
         note: String::new(),
     })
 }
@@ -244,11 +341,13 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
             underpowered.push((b_ok.len(), c_ok.len()));
         }
         for metric in &METRICS {
-            if let Some(c) = judge(metric, key, &metric.values(&b_ok), &metric.values(&c_ok), floors) {
+            if let Some(c) = judge(metric, key, &metric.values(&b_ok), &metric.values(&c_ok)) {
                 comparisons.push(c);
             }
         }
     }
+    decide(&mut comparisons, floors);
+    let machine = hold_against_control(&mut comparisons, floors);
     let direction: BTreeMap<&str, bool> = METRICS.iter().map(|m| (m.name, m.higher_is_better)).collect();
     comparisons.sort_by(|a, b| {
         let bad = |c: &Comparison| c.badness(*direction.get(c.metric).unwrap_or(&true));
@@ -259,6 +358,13 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
         counts.insert(v.as_str(), comparisons.iter().filter(|c| c.verdict == v).count());
     }
     let mut warnings = environment_warnings(base, current);
+    if !machine.is_empty() {
+        warnings.push(format!(
+            "the reference runtime changed ({}): the machine, the workload code or tokio differs between the two files; \
+             changes of ours that {CONTROL} shows alike in the same cell are not counted",
+            machine.join(", ")
+        ));
+    }
     if let Some(w) = power_warning(&underpowered, floors.alpha) {
         warnings.push(w);
     }
@@ -315,6 +421,8 @@ fn all_failed(key: &CellKey, base_ok: usize, current_runs: &[&RunRecord]) -> Com
         current: 0.0,
         change: -1.0,
         p_value: None,
+        t_test_p: None,
+        q_value: None,
         runs: (base_ok, 0),
         verdict: Verdict::Regressed,
         note: format!("every current run failed: {}", errors.join("; ")),
@@ -336,6 +444,15 @@ fn environment_warnings(base: &ResultsFile, current: &ResultsFile) -> Vec<String
         out.push(format!("different hosts: base `{}`, current `{}`", base.host, current.host));
     }
     out
+}
+
+/// A q-value for the table: small ones in scientific notation.
+fn format_q(q: f64) -> String {
+    if q < 0.001 {
+        format!("{q:.0e}")
+    } else {
+        format!("{q:.3}")
+    }
 }
 
 /// Renders the markdown report.
@@ -365,16 +482,17 @@ pub fn render_markdown(report: &Report) -> String {
                 fmt(c.current),
                 format!("{:+.1}%", c.change * PERCENT),
                 c.p_value.map(|p| format!("{p:.3}")).unwrap_or_else(|| "-".to_string()),
+                c.q_value.map(format_q).unwrap_or_else(|| "-".to_string()),
                 format!("{}/{}", c.runs.0, c.runs.1),
                 c.note.clone(),
             ]
         })
         .collect();
     let table = Table {
-        header: ["verdict", "cell", "metric", "base", "current", "change", "p", "runs", "note"]
+        header: ["verdict", "cell", "metric", "base", "current", "change", "p", "q", "runs", "note"]
             .map(String::from)
             .to_vec(),
-        right: vec![false, false, false, true, true, true, true, true, false],
+        right: vec![false, false, false, true, true, true, true, true, true, false],
         rows,
     };
     out.push_str(&table.render_markdown());
@@ -390,11 +508,12 @@ pub fn render_markdown(report: &Report) -> String {
     }
     let _ = writeln!(
         out,
-        "\nMethod: medians over runs; two-sided Mann-Whitney U test at alpha {}; a change counts only when significant and at least \
-         {:.1}% (throughput, p50, p90) or {:.1}% (p99, p99.9). max and p99.99 are not judged (too noisy).",
-        report.alpha,
+        "\nMethod: medians over runs; `p` is the two-sided Mann-Whitney U test, `q` Welch's t-test on the logarithms of the runs \
+         adjusted for all {total} comparisons (Benjamini-Hochberg). A change counts only when p < {a} and q < {a} and the medians \
+         differ by at least {:.1}% (throughput, p50, p90) or {:.1}% (p99, p99.9). max and p99.99 are not judged (too noisy).",
         report.threshold * PERCENT,
-        report.tail_threshold * PERCENT
+        report.tail_threshold * PERCENT,
+        a = report.alpha,
     );
     out
 }

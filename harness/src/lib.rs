@@ -30,3 +30,4 @@ pub mod slo;
 pub mod stats;
 pub mod summary;
 pub mod table;
+pub mod ttest;
