@@ -191,20 +191,21 @@ fn comparison_section(out: &mut String, run: Option<&RunDir>) {
     for w in json["warnings"].as_array().into_iter().flatten().filter_map(Value::as_str) {
         let _ = writeln!(out, "<p class=\"meta\">warning: {}</p>", escape(w));
     }
-    out.push_str("<table><tr><th>verdict</th><th>cell</th><th>metric</th><th>base</th><th>current</th><th>change</th><th>p</th><th>runs</th></tr>\n");
+    out.push_str("<table><tr><th>verdict</th><th>cell</th><th>metric</th><th>base</th><th>current</th><th>change</th><th>p</th><th>q</th><th>runs</th></tr>\n");
     for c in rows.iter().take(COMPARISON_ROWS) {
         let metric = c["metric"].as_str().unwrap_or("");
         let num = |k: &str| c[k].as_f64().map(|v| format_value(metric, v)).unwrap_or_else(|| "-".into());
         let verdict = c["verdict"].as_str().unwrap_or("");
         let _ = writeln!(
             out,
-            "<tr><td class=\"{v}\">{v}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            "<tr><td class=\"{v}\">{v}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
             escape(&cell_text(&c["cell"])),
             escape(metric),
             escape(&num("base")),
             escape(&num("current")),
             c["change"].as_f64().map(|v| format!("{:+.1}%", v * 100.0)).unwrap_or_default(),
             c["p_value"].as_f64().map(|p| format!("{p:.4}")).unwrap_or_else(|| "-".into()),
+            c["q_value"].as_f64().map(|q| format!("{q:.3}")).unwrap_or_else(|| "-".into()),
             c["runs"].as_array().map(|r| r.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("/")).unwrap_or_default(),
             v = escape(verdict),
         );
