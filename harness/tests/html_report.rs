@@ -48,6 +48,12 @@ fn setup(dir: &Path) {
         std::fs::write(dir.join(&name).join("results.csv"), night(i)).unwrap();
         args.push(name);
     }
+    // The newest run comes with its environment, as `wsbench run --json` writes it.
+    std::fs::write(
+        dir.join("night19/results.json"),
+        r#"{"environment": {"kernel": "6.1-test-kernel", "logical_cpus": 2}}"#,
+    )
+    .unwrap();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     wsbench_in(dir, &args).ok();
     wsbench_in(dir, &["compare", "night00/results.csv", "night19/results.csv", "--json", "night19/compare.json"])
@@ -76,11 +82,14 @@ fn the_report_is_one_self_contained_page_with_every_section() {
     // steal-half's five series each have one red change-point line.
     assert_eq!(html.matches(r##"stroke="#c62828" stroke-width="2""##).count(), 5);
     assert!(html.contains("5 regressed</span>"), "the newest comparison");
+    assert!(html.contains("<th>kernel</th><td>6.1-test-kernel</td>"), "the environment of the run directory");
     self_contained(&html);
 
     wsbench_in(&dir, &["report", "--db", "h.sqlite", "--run", "sweep", "--out", "sweep.html"]).ok();
     let html = std::fs::read_to_string(dir.join("sweep.html")).unwrap();
     assert!(html.matches("<svg").count() > 10 + 2, "scaling curves inline");
+    // No results.json beside the sweep: the environment stored with the newest run.
+    assert!(html.contains("<th>kernel</th><td>6.1-test-kernel</td>"), "the environment kept in the history");
     self_contained(&html);
 }
 
