@@ -437,7 +437,8 @@ fn environment_warnings(base: &ResultsFile, current: &ResultsFile) -> Vec<String
     if base.logical_cpus != current.logical_cpus {
         out.push(format!(
             "different core counts: base {} logical CPUs, current {}",
-            base.logical_cpus, current.logical_cpus
+            crate::env::or_unknown(base.logical_cpus),
+            crate::env::or_unknown(current.logical_cpus)
         ));
     }
     if base.host != current.host {

@@ -22,16 +22,16 @@ pub struct Environment {
     pub host: String,
     /// CPU brand string.
     pub cpu_model: String,
-    /// Logical CPUs.
-    pub logical_cpus: usize,
+    /// Logical CPUs; `None` when the machine could not be read.
+    pub logical_cpus: Option<usize>,
     /// Physical cores, when known.
     pub physical_cores: Option<usize>,
-    /// CPUs this process may run on.
-    pub allowed_cpus: usize,
+    /// CPUs this process may run on; `None` when unknown.
+    pub allowed_cpus: Option<usize>,
     /// NUMA nodes, where Linux exposes them.
     pub numa_nodes: Option<usize>,
-    /// Total memory in bytes.
-    pub memory_bytes: u64,
+    /// Total memory in bytes; `None` when the machine could not be read.
+    pub memory_bytes: Option<u64>,
     /// OS name and version.
     pub os: String,
     /// Kernel version.
@@ -61,7 +61,7 @@ impl Environment {
             .and_then(|s| s.cpus().first().map(|c| c.brand().trim().to_string()))
             .filter(|b| !b.is_empty())
             .unwrap_or_else(|| UNKNOWN.to_string());
-        let logical_cpus = system.as_ref().map(|s| s.cpus().len()).filter(|n| *n > 0).unwrap_or(1);
+        let logical_cpus = system.as_ref().map(|s| s.cpus().len()).filter(|n| *n > 0);
         let os = match (System::name(), System::os_version()) {
             (Ok(name), Ok(version)) => format!("{name} {version}"),
             (Ok(name), Err(_)) => name,
@@ -73,9 +73,9 @@ impl Environment {
             cpu_model,
             logical_cpus,
             physical_cores: System::physical_core_count().ok(),
-            allowed_cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            allowed_cpus: std::thread::available_parallelism().map(|n| n.get()).ok(),
             numa_nodes: numa_nodes(Path::new(NUMA_SYSFS)),
-            memory_bytes: system.as_ref().map(|s| s.total_memory()).unwrap_or(0),
+            memory_bytes: system.as_ref().map(|s| s.total_memory()).filter(|b| *b > 0),
             os,
             kernel: System::kernel_version().unwrap_or_else(|_| UNKNOWN.to_string()),
             arch: System::cpu_arch(),
@@ -91,17 +91,23 @@ impl Environment {
         const BYTES_PER_GIB: f64 = (1u64 << 30) as f64;
         let physical = self.physical_cores.map(|p| format!(" / {p} physical")).unwrap_or_default();
         let numa = self.numa_nodes.map(|n| format!(", {n} NUMA node(s)")).unwrap_or_default();
+        let logical = self.logical_cpus.map_or(UNKNOWN.to_string(), |n| n.to_string());
+        let memory =
+            self.memory_bytes.map_or(format!("{UNKNOWN} memory"), |b| format!("{:.1} GiB", b as f64 / BYTES_PER_GIB));
         format!(
-            "{} ({} logical{physical}{numa}), {:.1} GiB, {} {}, {}, git {}",
+            "{} ({logical} logical{physical}{numa}), {memory}, {} {}, {}, git {}",
             self.cpu_model,
-            self.logical_cpus,
-            self.memory_bytes as f64 / BYTES_PER_GIB,
             self.os,
             self.kernel,
             self.rustc,
             short_sha(&self.git_sha)
         )
     }
+}
+
+/// A count, or `unknown` when it could not be read.
+pub fn or_unknown(n: Option<usize>) -> String {
+    n.map_or(UNKNOWN.to_string(), |n| n.to_string())
 }
 
 /// The first 12 characters of a sha (keeps a `-dirty` suffix).
@@ -217,6 +223,28 @@ mod tests {
         assert_eq!(numa_nodes(&dir), Some(2));
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(numa_nodes(&dir), None);
+    }
+
+    /// A machine that could not be read is described as unknown, never as
+    /// 1 CPU and 0 bytes; the CSV's `logical_cpus` is blank.
+    #[test]
+    fn unknown_machine_facts_stay_unknown() {
+        let mut env = Environment::capture();
+        (env.logical_cpus, env.allowed_cpus, env.memory_bytes) = (None, None, None);
+        let line = env.describe();
+        assert!(line.contains("(unknown logical") && line.contains(", unknown memory,"), "{line}");
+        let json = serde_json::to_value(&env).unwrap();
+        assert!(json["logical_cpus"].is_null() && json["memory_bytes"].is_null(), "{json}");
+        let key = crate::record::CellKey {
+            scheduler: "tokio".into(),
+            workers: 1,
+            workload: "yield-many".into(),
+            knobs: String::new(),
+            params: String::new(),
+            rate_per_s: None,
+        };
+        let row = crate::export::csv::row(&env, &crate::record::RunRecord::failed(key, 0, "x".into()));
+        assert_eq!(row[5], "", "logical_cpus column");
     }
 
     #[test]

@@ -21,8 +21,9 @@ pub struct ResultsFile {
     pub host: String,
     /// CPU model of the first row.
     pub cpu_model: String,
-    /// Logical CPUs of the first row.
-    pub logical_cpus: usize,
+    /// Logical CPUs of the first row; `None` when its machine could not be
+    /// read (blank).
+    pub logical_cpus: Option<usize>,
     /// Git sha of the first row.
     pub git_sha: String,
     /// Every row.
@@ -224,7 +225,7 @@ pub fn load(path: &Path) -> Result<ResultsFile> {
             first_env = Some((
                 row.string("host"),
                 row.string("cpu_model"),
-                row.required::<usize>("logical_cpus")?,
+                row.optional::<usize>("logical_cpus")?,
                 row.string("git_sha"),
             ));
         }

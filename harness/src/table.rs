@@ -229,10 +229,11 @@ pub fn capacity_table(results: &Results) -> Option<Table> {
 /// Legend lines printed under the table.
 pub fn legend(results: &Results) -> Vec<String> {
     let mut lines = vec![format!(
-        "medians over {runs} run(s) per cell; spread = (max - min) / median of throughput; latencies from intended send time; \
+        "medians over {runs} run(s) per cell; spread = (max - min) / median of throughput; {latency}; \
          steals = successful steals per run; thr/{base} and p99/{base} = ratios of the medians to {base} in the same cell \
          (open-loop workloads offer everyone the same load, so read their p99 ratio)",
         runs = results.settings.runs,
+        latency = latency_legend(results.cells.iter().map(|c| c.key.workload.as_str())),
         base = results.settings.baseline_sched
     )];
     if results.cells.iter().any(|c| c.failed_request_fraction.is_some_and(|f| f > 0.0)) {
@@ -251,9 +252,51 @@ pub fn legend(results: &Results) -> Vec<String> {
     lines
 }
 
+/// What the latency columns mean for the workloads in the table: an
+/// open-loop row's latency runs from each request's intended send time to
+/// its completion; a benchmark row's is the time of one iteration.
+pub fn latency_legend<'a>(workloads: impl IntoIterator<Item = &'a str>) -> String {
+    let (mut open, mut bench, mut other): (Vec<&str>, Vec<&str>, Vec<&str>) = Default::default();
+    for name in workloads {
+        let kind = match wsbench_workloads::workloads().iter().find(|w| w.name == name) {
+            Some(info) if info.open_loop => &mut open,
+            Some(_) => &mut bench,
+            None => &mut other,
+        };
+        if !kind.contains(&name) {
+            kind.push(name);
+        }
+    }
+    let mut parts = Vec::new();
+    if !open.is_empty() {
+        parts.push(format!(
+            "latency of {} (open loop) = from each request's intended send time to its completion",
+            open.join(", ")
+        ));
+    }
+    if !bench.is_empty() {
+        parts.push(format!("latency of {} (benchmark) = time per iteration", bench.join(", ")));
+    }
+    if !other.is_empty() {
+        parts.push(format!("latency of {} = as its workload recorded it", other.join(", ")));
+    }
+    parts.join("; ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_legend_says_what_each_rows_latency_is() {
+        assert_eq!(
+            latency_legend(["yield-many", "rpc-fanout", "yield-many", "tcp-rpc"]),
+            "latency of rpc-fanout, tcp-rpc (open loop) = from each request's intended send time to its completion; \
+             latency of yield-many (benchmark) = time per iteration"
+        );
+        assert_eq!(latency_legend(["chained-spawn"]), "latency of chained-spawn (benchmark) = time per iteration");
+        assert_eq!(latency_legend(["no-such"]), "latency of no-such = as its workload recorded it");
+    }
 
     #[test]
     fn units_keep_three_significant_digits() {

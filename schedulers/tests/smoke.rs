@@ -43,7 +43,7 @@ fn smoke_spawn_join_yield() {
 }
 
 #[test]
-fn smoke_sleep_and_tcp() {
+fn smoke_sleep_and_spawned_sleep() {
     use std::time::{Duration, Instant};
     for (k, w) in kinds() {
         let rt = Builder::new(k).workers(w).build().unwrap();

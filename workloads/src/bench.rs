@@ -228,7 +228,7 @@ pub(crate) fn run_bench<R: Rt>(rt: &R, b: &Bench, opts: &RunOptions, params: Vec
     while Instant::now() < warm_until {
         iteration(rt, b);
     }
-    let counters_start = sp.counters();
+    let counters_start = sp.window_start();
     let mut hist = new_histogram();
     let t0 = Instant::now();
     let mut iterations = 0u64;

@@ -347,7 +347,7 @@ where
     let stall = || drop(spawner.spawn(async move { thread::sleep(stall_for) }));
     let w = Window::new(spec);
     let mut counters_start = Vec::new();
-    let snapshot = || counters_start = spawner.counters();
+    let snapshot = || counters_start = spawner.window_start();
     let totals = match injection {
         Injection::Remote => {
             let inject = |req: Request| drop(spawner.spawn(task(req)));

@@ -346,7 +346,7 @@ pub(crate) fn run_tcp<R: Rt>(rt: &R, spec: &LoadSpec, h: Handler) -> Result<Open
     drop(sp.spawn(accept_loop(sp.clone(), listener, h, base, Arc::clone(&collector))));
     let stall_for = spec.stall;
     let stall = || drop(sp.spawn(async move { thread::sleep(stall_for) }));
-    let (results, w, counters_start) = run_clients(addr, spec, base, &stall, || sp.counters())?;
+    let (results, w, counters_start) = run_clients(addr, spec, base, &stall, || sp.window_start())?;
     let mut report = merge_clients(results, &collector, spec, &w);
     report.counters = counters_delta(&counters_start, &sp.counters());
     Ok(report)

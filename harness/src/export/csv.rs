@@ -101,7 +101,7 @@ pub fn row(env: &Environment, r: &RunRecord) -> Vec<String> {
         env.git_sha.clone(),
         env.host.clone(),
         env.cpu_model.clone(),
-        env.logical_cpus.to_string(),
+        opt(env.logical_cpus),
         r.key.scheduler.clone(),
         r.key.workers.to_string(),
         r.key.workload.clone(),

@@ -94,7 +94,8 @@ pub struct Results {
 impl Results {
     /// Empty results.
     pub fn new(env: Environment, settings: Settings) -> Results {
-        let allowed_cores = env.allowed_cpus;
+        // Replaced by the core plan's count when the matrix runs.
+        let allowed_cores = env.allowed_cpus.unwrap_or(0);
         Results {
             env,
             settings,

@@ -97,7 +97,13 @@ pub fn read_runs(input: &Path) -> Result<Vec<NewRun>> {
             run_time: text("timestamp"),
             host: text("host"),
             cpu_model: text("cpu_model"),
-            logical_cpus: text("logical_cpus").parse().unwrap_or(file.logical_cpus),
+            logical_cpus: text("logical_cpus").parse().ok().or(file.logical_cpus).with_context(|| {
+                format!(
+                    "`{}` row {}: logical_cpus is unknown (blank); history keys runs by it",
+                    csv_path.display(),
+                    row + 2
+                )
+            })?,
         };
         let mut metrics = Vec::new();
         if loaded.status == Status::Ok {

@@ -255,7 +255,7 @@ pub(crate) fn caption(file: &ResultsFile) -> String {
     format!(
         "{} · {} logical CPUs · host {} · git {} · {}",
         file.cpu_model,
-        file.logical_cpus,
+        crate::env::or_unknown(file.logical_cpus),
         file.host,
         short_sha(&file.git_sha),
         file.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()

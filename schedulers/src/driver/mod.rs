@@ -214,6 +214,15 @@ impl Handle {
         }
     }
 
+    /// Starts a new window for the peak counters: `timer_lateness_us_max`
+    /// restarts from 0, so the next snapshot's maximum covers only timers
+    /// fired after this call (sums need no reset: callers difference them).
+    pub(crate) fn reset_peaks(&self) {
+        // Relaxed: a statistic; a timer firing concurrently lands either in
+        // the old window or the new one.
+        self.shared.time.counters.lateness_us_max.store(0, Ordering::Relaxed);
+    }
+
     /// Whether [`Driver::shutdown`] has run.
     #[allow(dead_code)] // reason: interface for the runtime; the driver tests use it
     pub(crate) fn is_shutdown(&self) -> bool {

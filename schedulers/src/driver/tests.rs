@@ -59,7 +59,35 @@ fn sleep_never_completes_early_and_is_counted() {
     assert!(Instant::now() >= deadline);
     let m = driver.handle().metrics();
     assert_eq!(m.timers_fired, 1);
-    assert!(m.timer_lateness_us_max >= m.timer_lateness_us_total / m.timers_fired.max(1));
+    // One timer: its lateness is both the total and the maximum.
+    assert_eq!(m.timer_lateness_us_max, m.timer_lateness_us_total);
+}
+
+/// A timer made at least 30 ms late (the driver is not parked until 30 ms
+/// after its 1 ms deadline), then the peak is reset, then one more timer:
+/// the maximum covers only the timers fired after the reset, while the
+/// total keeps counting.
+#[test]
+fn the_lateness_maximum_covers_the_window_after_a_reset() {
+    const HELD_UP: Duration = Duration::from_millis(30);
+    let mut driver = new_driver();
+    let _ctx = enter_driver(driver.handle().clone());
+    let mut late = pin!(sleep(Duration::from_millis(1)));
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(late.as_mut().poll(&mut cx).is_pending(), "filed");
+    std::thread::sleep(HELD_UP);
+    block_on(&mut driver, late);
+    let warm = driver.handle().metrics();
+    assert_eq!(warm.timers_fired, 1);
+    let held_up_us = u64::try_from(HELD_UP.as_micros()).unwrap() - 1_000;
+    assert!(warm.timer_lateness_us_max >= held_up_us, "{warm:?}");
+    driver.handle().reset_peaks();
+    assert_eq!(driver.handle().metrics().timer_lateness_us_max, 0);
+    block_on(&mut driver, sleep(Duration::from_millis(2)));
+    let m = driver.handle().metrics();
+    assert_eq!(m.timers_fired, 2);
+    // The window holds one timer: its lateness is the new total's increase.
+    assert_eq!(m.timer_lateness_us_max, m.timer_lateness_us_total - warm.timer_lateness_us_total);
 }
 
 #[test]

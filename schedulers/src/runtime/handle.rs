@@ -99,6 +99,14 @@ impl Handle {
         with_shared!(self, s => s.metrics())
     }
 
+    /// Starts a new measurement window for the peak counters (the `_max`
+    /// ones, e.g. `timer_lateness_us_max`): they restart from 0, so a later
+    /// [`Handle::metrics`] reports the largest value since this call, not
+    /// since the runtime was built. Cumulative counters are unaffected.
+    pub fn reset_peak_metrics(&self) {
+        with_shared!(self, s => s.driver_handle.reset_peaks())
+    }
+
     /// The scheduling policy.
     pub fn kind(&self) -> SchedulerKind {
         match &self.inner {

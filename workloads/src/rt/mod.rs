@@ -125,8 +125,17 @@ pub trait Spawner: Clone + Send + Sync + 'static {
         buf: &'a [u8],
     ) -> impl Future<Output = io::Result<()>> + Send + 'a;
 
-    /// The runtime's counters now (cumulative since it was built).
+    /// The runtime's counters now (cumulative since it was built; maxima
+    /// since the last [`Spawner::window_start`]).
     fn counters(&self) -> Counters;
+
+    /// Starts the measured window: restarts the peak (`_max`) counters
+    /// where the runtime can, and returns the counters now, to be
+    /// differenced by [`counters_delta`] at the window's end. A runtime
+    /// that reports a maximum must be able to restart it.
+    fn window_start(&self) -> Counters {
+        self.counters()
+    }
 
     /// Per worker, the global-queue interval in force now, for runtimes
     /// that report one (ours with such a policy); empty otherwise.
@@ -160,7 +169,8 @@ pub(crate) fn no_counters() -> Counters {
 }
 
 /// `end - start` per counter, except for maxima (which are not additive
-/// and are taken from `end`). Names and order come from `end`.
+/// and are taken from `end`: [`Spawner::window_start`] restarted them, so
+/// they cover the window only). Names and order come from `end`.
 pub(crate) fn counters_delta(start: &Counters, end: &Counters) -> Counters {
     end.iter()
         .zip(start)
@@ -184,7 +194,8 @@ mod unit_tests {
 
     #[test]
     fn delta_subtracts_sums_and_keeps_maxima() {
-        let start = vec![("polls", Some(10)), ("timer_lateness_us_max", Some(7)), ("parks", None)];
+        // The maximum was restarted at the window's start (0) and reached 5.
+        let start = vec![("polls", Some(10)), ("timer_lateness_us_max", Some(0)), ("parks", None)];
         let end = vec![("polls", Some(25)), ("timer_lateness_us_max", Some(5)), ("parks", None)];
         let d = counters_delta(&start, &end);
         assert_eq!(d, vec![("polls", Some(15)), ("timer_lateness_us_max", Some(5)), ("parks", None)]);

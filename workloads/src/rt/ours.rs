@@ -154,6 +154,11 @@ impl Spawner for OursSpawner {
         m.totals().fields().into_iter().chain(m.driver.fields()).map(|(name, v)| (name, Some(v))).collect()
     }
 
+    fn window_start(&self) -> Counters {
+        self.handle.reset_peak_metrics();
+        self.counters()
+    }
+
     fn global_queue_intervals(&self) -> Vec<u32> {
         self.handle.metrics().global_queue_intervals.into_iter().flatten().collect()
     }

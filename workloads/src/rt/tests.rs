@@ -127,10 +127,43 @@ per_runtime!(spawn_join_and_panic);
 per_runtime!(timers_and_yield);
 per_runtime!(tcp_echo);
 
+/// tokio's stable metrics; built with `--cfg tokio_unstable` (CI builds
+/// that too) it also reports polls, steals, stolen tasks and overflows.
+const TOKIO_COUNTERS: &[&str] = if cfg!(tokio_unstable) {
+    &["polls", "steals", "tasks_stolen", "overflows", "parks", "unparks", "busy_ns"]
+} else {
+    &["parks", "unparks", "busy_ns"]
+};
+
 #[test]
-fn tokio_reports_only_what_its_stable_metrics_mean() {
-    counters_have_every_name(TokioMulti::build(&spec("tokio", 2)).unwrap(), &["parks", "unparks", "busy_ns"]);
-    counters_have_every_name(TokioCurrent::build(&spec("tokio-current", 1)).unwrap(), &["parks", "unparks", "busy_ns"]);
+fn tokio_reports_only_what_its_metrics_mean() {
+    counters_have_every_name(TokioMulti::build(&spec("tokio", 2)).unwrap(), TOKIO_COUNTERS);
+    counters_have_every_name(TokioCurrent::build(&spec("tokio-current", 1)).unwrap(), TOKIO_COUNTERS);
+}
+
+/// Under `--cfg tokio_unstable`: 100 tasks spawned from outside that finish
+/// in their first poll are polled exactly 100 times.
+#[cfg(tokio_unstable)]
+#[test]
+fn tokio_unstable_polls_count_task_polls() {
+    let rt = TokioMulti::build(&spec("tokio", 2)).unwrap();
+    let sp = rt.spawner();
+    let before = counter(&sp.counters(), "polls");
+    let handles: Vec<_> = (0..100).map(|i| sp.spawn(async move { i })).collect();
+    let sum: u64 = rt.block_on(async move {
+        let mut s = 0;
+        for h in handles {
+            s += h.await.unwrap();
+        }
+        s
+    });
+    assert_eq!(sum, 4950);
+    assert_eq!(counter(&sp.counters(), "polls") - before, 100);
+    rt.shutdown(Duration::from_secs(1));
+}
+
+fn counter(c: &super::Counters, name: &str) -> u64 {
+    c.iter().find(|(n, _)| *n == name).and_then(|(_, v)| *v).unwrap_or_else(|| panic!("{name} not reported"))
 }
 
 #[test]
@@ -144,11 +177,39 @@ fn ours_report_every_counter() {
     counters_have_every_name(Ours::build(SchedulerKind::StealHalf, &spec("steal-half", 2)).unwrap(), &all);
 }
 
+/// One task on one worker spawns 200 children from inside and awaits
+/// them; returns the (lifo_hits, overflows) this caused.
+fn local_spawns(rt: Ours) -> (u64, u64) {
+    let sp = rt.spawner();
+    let before = sp.counters();
+    let inner = sp.clone();
+    let parent = sp.spawn(async move {
+        let children: Vec<_> = (0..200u64).map(|i| inner.spawn_inside(async move { i })).collect();
+        let mut s = 0;
+        for c in children {
+            s += c.await.unwrap();
+        }
+        s
+    });
+    assert_eq!(rt.block_on(parent), Ok(19_900));
+    let after = sp.counters();
+    rt.shutdown(Duration::from_secs(1));
+    let delta = |name| counter(&after, name) - counter(&before, name);
+    (delta("lifo_hits"), delta("overflows"))
+}
+
 #[test]
 fn knobs_reach_our_builder() {
-    let mut s = spec("steal-half", 2);
+    let mut s = spec("steal-half", 1);
     s.knobs = vec![("lifo".into(), "off".into()), ("queue-capacity".into(), "64".into())];
-    assert!(Ours::build(SchedulerKind::StealHalf, &s).is_ok());
+    let rt = Ours::build(SchedulerKind::StealHalf, &s).unwrap();
+    let (lifo_hits, overflows) = local_spawns(rt);
+    assert_eq!(lifo_hits, 0, "lifo=off: no task runs from the LIFO slot");
+    assert!(overflows > 0, "queue-capacity=64: 200 local spawns overflow a ring of 64");
+    // The defaults: LIFO on, a ring of 256 that holds all 200.
+    let (lifo_hits, overflows) = local_spawns(Ours::build(SchedulerKind::StealHalf, &spec("steal-half", 1)).unwrap());
+    assert!(lifo_hits > 0, "the default LIFO slot is used");
+    assert_eq!(overflows, 0, "200 local spawns fit a ring of 256");
     s.knobs = vec![("queue-capacity".into(), "100".into())];
     let e = Ours::build(SchedulerKind::StealHalf, &s).err().expect("a bad knob value must fail the build");
     assert!(e.to_string().contains("100"), "{e}");
