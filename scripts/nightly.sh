@@ -5,7 +5,8 @@
 #   scripts/nightly.sh --tiny         the same pipeline on a tiny matrix (CI smoke run,
 #                                     under 2 minutes after the build); also WSBENCH_TINY=1
 #   scripts/nightly.sh --promote DIR  make DIR's results the baseline of this machine
-#                                     (copies DIR/results.csv to results/baseline/; commit it)
+#                                     (copies DIR/results.csv to results/baseline/; commit it);
+#                                     refused when DIR was recorded from a dirty tree
 #
 # A run writes results/nightly/<UTC date and time>[-tiny]/:
 #   results.csv  results.json  summary.md  table.txt  mode  hdr/*.hlog  plots/*.svg|png
@@ -52,6 +53,14 @@ case "${1:-}" in
     --promote)
         dir=${2:?usage: scripts/nightly.sh --promote results/nightly/<run>}
         [ -f "$dir/results.csv" ] || { echo "error: $dir/results.csv does not exist" >&2; exit 2; }
+        # A baseline must be reproducible: refuse one recorded from a tree
+        # with uncommitted changes (git sha `-dirty`) or an unknown commit.
+        dirty=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "git_sha") c = i; next }
+                         c && ($c ~ /-dirty$/ || $c == "unknown" || $c == "") { print ($c == "" ? "(blank)" : $c); exit }' "$dir/results.csv")
+        if [ -n "$dirty" ]; then
+            echo "error: $dir/results.csv was recorded at git $dirty, not a committed tree; commit, rerun scripts/nightly.sh, then promote that run" >&2
+            exit 2
+        fi
         suffix=""
         if [ "$(cat "$dir/mode" 2>/dev/null)" = tiny ]; then suffix="-tiny"; fi
         target="results/baseline/$(uname -n | slug)${suffix}.csv"
@@ -90,6 +99,12 @@ else
 fi
 
 echo "nightly: ${cores} logical CPUs, output in $out" >&2
+if [ "$tiny" != 1 ]; then
+    # The known-answer timing tests in their strict form: on the nightly's
+    # dedicated machine a check that fails is a failure, even when CPU was
+    # stolen (under plain `cargo test` that case is reported inconclusive).
+    WSBENCH_STRICT_MEASUREMENT=1 cargo test --release -p wsbench-workloads --test measurement >&2
+fi
 "$bin" run "${matrix[@]}" --quiet \
     --csv "$out/results.csv" --json "$out/results.json" --markdown "$out/summary.md" --hdr-dir "$out/hdr" \
     | tee "$out/table.txt"

@@ -22,6 +22,49 @@ const ONE_WORKER: [&str; 5] = ["tokio", "tokio-current", "smol", "current-thread
 /// held up (the machine was busy) measured the machine, not the runtime.
 const ATTEMPTS: usize = 3;
 
+/// Above this share of a run's wall time during which some task on the
+/// machine waited for a CPU (Linux pressure stall information), the
+/// machine was oversubscribed by others and a known-answer timing check
+/// measures them, not the runtime.
+const STOLEN_CPU_LIMIT: f64 = 0.10;
+/// Set (the nightly script sets it) to fail a timing check even when CPU was
+/// stolen, instead of reporting it inconclusive.
+const STRICT_ENV: &str = "WSBENCH_STRICT_MEASUREMENT";
+
+/// `/proc/pressure/cpu`'s "some" total: microseconds during which at least
+/// one runnable task waited for a CPU; `None` where the kernel has no PSI.
+fn cpu_pressure_total_us() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/pressure/cpu").ok()?;
+    let some = text.lines().find(|l| l.starts_with("some "))?;
+    some.split_whitespace().find_map(|f| f.strip_prefix("total="))?.parse().ok()
+}
+
+/// Runs `f` and returns its result with the share of its wall time during
+/// which tasks waited for a CPU (`None` without PSI).
+fn with_cpu_pressure<T>(f: impl FnOnce() -> T) -> (T, Option<f64>) {
+    let (p0, t0) = (cpu_pressure_total_us(), std::time::Instant::now());
+    let out = f();
+    let wall_us = t0.elapsed().as_secs_f64() * 1e6;
+    let share = p0.zip(cpu_pressure_total_us()).map(|(a, b)| (b.saturating_sub(a)) as f64 / wall_us);
+    (out, share)
+}
+
+/// A failed timing check is inconclusive, not a failure, when another
+/// process took the CPUs during the run (and [`STRICT_ENV`] is not set).
+fn judge(what: &str, check: Result<(), String>, stolen: Option<f64>) {
+    let Err(why) = check else { return };
+    let strict = std::env::var_os(STRICT_ENV).is_some();
+    match stolen {
+        Some(share) if share > STOLEN_CPU_LIMIT && !strict => eprintln!(
+            "{what}: INCONCLUSIVE, CPU was stolen: tasks waited for a CPU {:.0}% of the run (limit {:.0}%); \
+             the check would have failed: {why}",
+            share * 100.0,
+            STOLEN_CPU_LIMIT * 100.0
+        ),
+        _ => panic!("{what}: {why} (CPU wait during the run: {stolen:?})"),
+    }
+}
+
 /// (a) Fixed service time S at low load: p50 latency lands within
 /// [0.9 S, 1.25 S + 250 us] of S — the stated margin covers spawn and
 /// wake-up costs plus calibration error of the spin — and so does the
@@ -30,7 +73,9 @@ const ATTEMPTS: usize = 3;
 /// Corrected latency = generator lag + uncorrected latency, exactly, per
 /// request. When every attempt's generator slipped (another process took
 /// the CPU), the uncorrected p50 — the runtime's part — must still meet the
-/// margin, and the corrected one must exceed it by no less than nothing.
+/// margin. A timing check that fails while other processes held the CPUs
+/// (pressure stall information over [`STOLEN_CPU_LIMIT`]) is reported
+/// inconclusive with the reason, unless [`STRICT_ENV`] is set.
 #[test]
 fn fixed_service_time_at_low_load_gives_p50_near_s() {
     let _serial = serial();
@@ -42,29 +87,43 @@ fn fixed_service_time_at_low_load_gives_p50_near_s() {
         Some(50.0),
     );
     for sched in ONE_WORKER {
-        let runs: Vec<_> = (0..ATTEMPTS).map_while(|_| run(&rt(sched, 1), &w, &opts(1_000, 200))).collect();
-        let clean = runs.iter().find(|o| !o.schedule_slipped);
-        let out = clean.unwrap_or(&runs[0]);
-        let p50 = us(out.latency_ns.value_at_quantile(0.5));
-        let unc_p50 = us(out.uncorrected_ns.as_ref().unwrap().value_at_quantile(0.5));
-        let service_p50 = us(out.service_ns.as_ref().unwrap().value_at_quantile(0.5));
-        assert!(
-            (lo..=hi).contains(&unc_p50),
-            "{sched}: uncorrected p50 {unc_p50} us outside [{lo}, {hi}] (this known-answer test needs \
-             the CPUs it is given: on a machine oversubscribed by other processes a {S_US} us spin \
-             takes longer)"
-        );
-        assert!((lo..=hi).contains(&service_p50), "{sched}: service p50 {service_p50} us outside [{lo}, {hi}]");
-        if clean.is_some() {
-            assert!((lo..=hi).contains(&p50), "{sched}: p50 {p50} us outside [{lo}, {hi}]");
-            let queue_p50 = us(out.queue_wait_ns.as_ref().unwrap().value_at_quantile(0.5));
-            assert!(queue_p50 < 1_000.0, "{sched}: queue wait p50 {queue_p50} us");
-        } else {
-            eprintln!("{sched}: the load generator slipped in all {ATTEMPTS} attempts (busy machine); checked the uncorrected p50 only");
-            assert!(p50 >= unc_p50, "{sched}: corrected p50 {p50} < uncorrected {unc_p50}");
-        }
+        let runs: Vec<_> = (0..ATTEMPTS)
+            .map_while(|_| {
+                let (out, stolen) = with_cpu_pressure(|| run(&rt(sched, 1), &w, &opts(1_000, 200)));
+                out.map(|o| (o, stolen))
+            })
+            .collect();
+        let clean = runs.iter().find(|(o, _)| !o.schedule_slipped);
+        let (out, _) = clean.unwrap_or(&runs[0]);
+        // The largest CPU wait of the attempts: any of them may be the one judged.
+        let stolen = runs.iter().filter_map(|(_, s)| *s).reduce(f64::max);
         assert_eq!(out.sent, Some(out.ops + out.failed.unwrap()));
         assert_eq!(out.failed, Some(0), "{sched}: {:?}", out.notes);
+        // Every request is in both histograms (corrected and uncorrected).
+        let unc = out.uncorrected_ns.as_ref().unwrap();
+        assert_eq!((out.latency_ns.len(), unc.len()), (out.ops, out.ops), "{sched}");
+        let p50 = us(out.latency_ns.value_at_quantile(0.5));
+        let unc_p50 = us(unc.value_at_quantile(0.5));
+        let service_p50 = us(out.service_ns.as_ref().unwrap().value_at_quantile(0.5));
+        let within = |name: &str, v: f64| {
+            if (lo..=hi).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!("{name} {v} us outside [{lo}, {hi}]"))
+            }
+        };
+        let mut check = within("uncorrected p50", unc_p50).and(within("service p50", service_p50));
+        if clean.is_some() {
+            let queue_p50 = us(out.queue_wait_ns.as_ref().unwrap().value_at_quantile(0.5));
+            check = check.and(within("p50", p50)).and(if queue_p50 < 1_000.0 {
+                Ok(())
+            } else {
+                Err(format!("queue wait p50 {queue_p50} us"))
+            });
+        } else {
+            eprintln!("{sched}: the load generator slipped in all {ATTEMPTS} attempts (busy machine); checked the uncorrected p50 only");
+        }
+        judge(sched, check, stolen);
     }
 }
 
