@@ -9,7 +9,8 @@ use crate::cli::{Cli, Command, RunArgs};
 use crate::config::RunConfig;
 use crate::env::Environment;
 use crate::export::{self, Results, Settings};
-use crate::{compare, history, list, plot, report, runner, table};
+use crate::doctor::{self, Machine};
+use crate::{compare, config, history, isolate, list, plot, report, runner, table};
 
 /// Exit status when wsbench worked and the answer is no: `compare` found a
 /// regression, every run of `run` failed, `plot` found nothing to draw.
@@ -51,6 +52,13 @@ pub fn run() -> Result<ExitCode> {
         Some(Command::Plot(args)) => plot::main(&args),
         Some(Command::History(args)) => history::main(&args),
         Some(Command::Report(args)) => report::main(&args),
+        Some(Command::RunChild) => isolate::child_main(),
+        Some(Command::Doctor(args)) => {
+            let workers = config::parse_workers(args.workers.as_deref())?;
+            let planned = workers.iter().copied().max().unwrap_or(1);
+            print!("{}", doctor::render(&doctor::inspect(&Machine::this(), config::allowed_cpus(), planned, doctor::BUSY_SAMPLE)));
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -67,7 +75,10 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
     let config = RunConfig::from_args(args)?;
     let plan = config.plan()?;
     let mut exporters = export::open_all(&config)?;
-    let mut results = Results::new(Environment::capture(), Settings::of(&config));
+    let mut env = Environment::capture();
+    let planned = config.workers.iter().copied().max().unwrap_or(1);
+    env.findings = doctor::inspect(&Machine::this(), config::allowed_cpus(), planned, doctor::BUSY_SAMPLE);
+    let mut results = Results::new(env, Settings::of(&config));
     runner::run_matrix(&config, &plan, &mut results, &mut exporters)?;
     println!("{}", results.env.describe());
     print!("{}", table::cells_table(&results).render_text());

@@ -48,6 +48,14 @@ pub enum Command {
     History(HistoryArgs),
     /// Write one self-contained HTML report from the history (and optionally a run directory).
     Report(ReportArgs),
+    /// Check this machine for what makes results unstable (governor, turbo, SMT, load, isolation,
+    /// cgroup limits, clock source, perf counters, cores vs workers); each finding with its fix.
+    /// Always exits 0.
+    Doctor(DoctorArgs),
+    /// Internal: run one measured run whose spec arrives on stdin and write its result on stdout
+    /// (how `run` isolates each run in a fresh process).
+    #[command(name = "__run-child", hide = true)]
+    RunChild,
 }
 
 /// Options of `wsbench run`.
@@ -112,6 +120,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub interleave: bool,
 
+    /// Run every run inside this process (the old mode) instead of a fresh child process per
+    /// run; a hung run's threads then live on and a crash ends the whole matrix.
+    #[arg(long)]
+    pub in_process: bool,
+
     /// Per-run watchdog limit: a run still going after it becomes a failed row and the matrix
     /// moves on [default: 3 x (warm-up + duration) + 10s].
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
@@ -147,6 +160,14 @@ pub struct RunArgs {
     /// No progress bar and no per-cell messages on stderr (the table is still printed).
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// Options of `wsbench doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// The worker counts you plan to run (same syntax as `run --workers`) [default: logical CPUs].
+    #[arg(long, value_name = "LIST")]
+    pub workers: Option<String>,
 }
 
 /// Options of `wsbench compare`.

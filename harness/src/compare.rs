@@ -5,7 +5,9 @@
 //! sides go through a two-sided Mann–Whitney U test; a change is
 //! `regressed` or `improved` only when the test is significant at `--alpha`
 //! **and** the medians differ by at least the effect-size floor
-//! (`--threshold`, or `--tail-threshold` for p99 and p99.9). Everything
+//! (`--threshold`, or `--tail-threshold` for p99 and p99.9). CPU per op
+//! (`cpu_us_per_op`) is judged like a latency: lower is better, with the
+//! tail floor (it moves with machine noise as much as p99 does). Everything
 //! else is `unchanged`. Exit status: 1 when anything regressed, 0
 //! otherwise, 2 on unusable input or a report that cannot be written.
 
@@ -67,39 +69,48 @@ impl Verdict {
     }
 }
 
+/// Where a metric's value comes from.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    Throughput,
+    Latency(LatencyMetric),
+    CpuPerOp,
+}
+
 /// What is compared and in which direction.
 #[derive(Debug, Clone, Copy)]
 struct Metric {
     name: &'static str,
     higher_is_better: bool,
     tail: bool,
-    latency: Option<LatencyMetric>,
+    source: Source,
 }
 
-const METRICS: [Metric; 5] = [
-    Metric { name: "throughput_per_s", higher_is_better: true, tail: false, latency: None },
-    Metric { name: "p50_us", higher_is_better: false, tail: false, latency: Some(LatencyMetric::P50) },
-    Metric { name: "p90_us", higher_is_better: false, tail: false, latency: Some(LatencyMetric::P90) },
-    Metric { name: "p99_us", higher_is_better: false, tail: true, latency: Some(LatencyMetric::P99) },
-    Metric { name: "p999_us", higher_is_better: false, tail: true, latency: Some(LatencyMetric::P999) },
+const METRICS: [Metric; 6] = [
+    Metric { name: "throughput_per_s", higher_is_better: true, tail: false, source: Source::Throughput },
+    Metric { name: "p50_us", higher_is_better: false, tail: false, source: Source::Latency(LatencyMetric::P50) },
+    Metric { name: "p90_us", higher_is_better: false, tail: false, source: Source::Latency(LatencyMetric::P90) },
+    Metric { name: "p99_us", higher_is_better: false, tail: true, source: Source::Latency(LatencyMetric::P99) },
+    Metric { name: "p999_us", higher_is_better: false, tail: true, source: Source::Latency(LatencyMetric::P999) },
+    Metric { name: "cpu_us_per_op", higher_is_better: false, tail: true, source: Source::CpuPerOp },
 ];
 
 impl Metric {
     fn values(&self, runs: &[&RunRecord]) -> Vec<f64> {
         runs.iter()
-            .filter_map(|r| match self.latency {
-                None => r.throughput_per_s,
-                Some(m) => r.latency.map(|l| l.get(m)),
+            .filter_map(|r| match self.source {
+                Source::Throughput => r.throughput_per_s,
+                Source::Latency(m) => r.latency.map(|l| l.get(m)),
+                Source::CpuPerOp => r.cpu.cpu_us_per_op,
             })
             .filter(|v| v.is_finite())
             .collect()
     }
 
     fn format(&self, v: f64) -> String {
-        if self.latency.is_some() {
-            format_us(v)
-        } else {
-            format!("{}/s", format_count(v))
+        match self.source {
+            Source::Throughput => format!("{}/s", format_count(v)),
+            Source::Latency(_) | Source::CpuPerOp => format_us(v),
         }
     }
 }
@@ -180,7 +191,7 @@ impl Report {
 pub struct Floors {
     /// Floor for throughput, p50, p90.
     pub threshold: f64,
-    /// Floor for p99, p99.9.
+    /// Floor for p99, p99.9 and CPU per op.
     pub tail_threshold: f64,
     /// Significance level.
     pub alpha: f64,

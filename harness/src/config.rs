@@ -24,7 +24,9 @@ pub const MAX_RUN_PHASE: Duration = Duration::from_secs(24 * 60 * 60);
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 /// Workloads that exist only for the harness's own tests: never part of
 /// `all` or `default`, runnable only by name.
-pub const TEST_ONLY_WORKLOADS: &[&str] = &["hang"];
+pub const TEST_ONLY_WORKLOADS: &[&str] = &["hang", CRASH_WORKLOAD];
+/// The test-only workload that aborts its process.
+pub const CRASH_WORKLOAD: &str = "crash";
 /// Watchdog: the limit is this many times (warm-up + duration) ...
 const WATCHDOG_FACTOR: u32 = 3;
 /// ... plus this slack for runtime start-up and shutdown.
@@ -74,6 +76,8 @@ pub struct RunConfig {
     pub pin: bool,
     /// Interleave the runs of cells that differ only in scheduler / knobs.
     pub interleave: bool,
+    /// Run in this process rather than a fresh child process per run.
+    pub in_process: bool,
     /// Watchdog limit per run.
     pub timeout: Duration,
     /// CSV output.
@@ -161,7 +165,8 @@ fn parse_workloads(text: &str) -> Result<Vec<&'static WorkloadInfo>> {
     Ok(out)
 }
 
-fn parse_workers(text: Option<&str>) -> Result<Vec<usize>> {
+/// Parses a `--workers` list; the logical CPUs when absent.
+pub fn parse_workers(text: Option<&str>) -> Result<Vec<usize>> {
     let Some(text) = text else {
         let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         return Ok(vec![cpus]);
@@ -297,6 +302,11 @@ impl RunConfig {
             args.baseline_sched,
             names(backend::schedulers(), |s| s.name)
         );
+        if args.in_process {
+            if let Some(w) = workloads.iter().find(|w| w.name == CRASH_WORKLOAD) {
+                bail!("--workload `{}` aborts the process it runs in; it runs only in a child process (drop --in-process)", w.name);
+            }
+        }
         let slo = args.slo.as_deref().map(str::parse::<Slo>).transpose()?;
         if slo.is_some() {
             ensure!(
@@ -317,6 +327,7 @@ impl RunConfig {
             seed: args.seed,
             pin: args.pin && !args.no_pin,
             interleave: args.interleave,
+            in_process: args.in_process,
             timeout,
             csv: args.csv.clone(),
             json: args.json.clone(),

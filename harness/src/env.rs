@@ -47,6 +47,8 @@ pub struct Environment {
     pub wsbench_version: String,
     /// The command line, shell-quoted loosely.
     pub command_line: String,
+    /// `wsbench doctor`'s findings about this machine when the run began.
+    pub findings: Vec<crate::doctor::Finding>,
 }
 
 impl Environment {
@@ -83,6 +85,7 @@ impl Environment {
             rustc: env!("WSBENCH_RUSTC_VERSION").to_string(),
             wsbench_version: env!("CARGO_PKG_VERSION").to_string(),
             command_line: command_line(),
+            findings: Vec::new(),
         }
     }
 

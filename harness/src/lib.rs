@@ -1,7 +1,8 @@
 //! wsbench: the benchmark harness.
 //!
 //! `cli` (clap only) → `config` (validated, typed) → `runner` (measures,
-//! watchdog) → `stats` / `summary` (pure statistics) → `export` (CSV, JSON,
+//! watchdog; `isolate` gives each run a fresh child process) → `stats` /
+//! `summary` (pure statistics) → `export` (CSV, JSON,
 //! markdown, HDR logs) and `table`; `compare` and `plot` read CSVs back via
 //! `load`. The workloads crate is reached only through `backend`.
 #![forbid(unsafe_code)]
@@ -13,10 +14,13 @@ pub mod changepoint;
 pub mod cli;
 pub mod compare;
 pub mod config;
+pub mod cpu;
+pub mod doctor;
 pub mod env;
 pub mod export;
 pub mod health;
 pub mod history;
+pub mod isolate;
 pub mod list;
 pub mod lists;
 pub mod load;

@@ -8,6 +8,7 @@ use std::str::FromStr;
 use anyhow::{bail, ensure, Context, Result};
 
 use crate::export::csv::{parse_extras, CORE_COLUMNS};
+use crate::cpu::CpuColumns;
 use crate::record::{counter_names, CellKey, Latencies, LatencyMetric, RunRecord, Status};
 
 /// A results file read back.
@@ -166,6 +167,14 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
         format!("`{}` line {}, column `extras`: `{extras}` is not name=number;...", row.path.display(), row.line)
     })?;
     r.notes = row.string("notes");
+    r.cpu = CpuColumns {
+        cpu_ms: row.optional("cpu_ms")?,
+        cpu_us_per_op: row.optional("cpu_us_per_op")?,
+        cpu_util: row.optional("cpu_util")?,
+        ctx_switches_voluntary: row.optional("ctx_switches_voluntary")?,
+        ctx_switches_involuntary: row.optional("ctx_switches_involuntary")?,
+        wakeups_per_op: row.optional("wakeups_per_op")?,
+    };
     Ok((row.required("schema_version")?, r))
 }
 

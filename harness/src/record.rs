@@ -5,6 +5,8 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::cpu::CpuColumns;
+
 /// Version of the CSV/JSON column set; bumped whenever a column changes
 /// meaning, is renamed or is removed. `compare` refuses to mix versions.
 ///
@@ -12,7 +14,11 @@ use serde::Serialize;
 /// configured rate, which is `rate_per_s`); unmeasured values are blank
 /// (a failed run's `duration_s`, `ops`, `throughput_per_s`; a closed-loop
 /// run's `sent` and `failed`), never 0.
-pub const SCHEMA_VERSION: u32 = 2;
+///
+/// 3: the CPU columns `cpu_ms`, `cpu_us_per_op`, `cpu_util`,
+/// `ctx_switches_voluntary`, `ctx_switches_involuntary`, `wakeups_per_op`
+/// appended at the end of the row.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Microseconds per nanosecond, for histogram values recorded in ns.
 pub const US_PER_NS: f64 = 1e-3;
@@ -282,6 +288,9 @@ pub struct RunRecord {
     pub extras: Vec<(String, f64)>,
     /// Free-form notes from the workload and the harness, `; `-separated.
     pub notes: String,
+    /// CPU time, context switches and wake-ups of the runtime under test.
+    #[serde(flatten)]
+    pub cpu: CpuColumns,
 }
 
 impl RunRecord {
@@ -309,6 +318,7 @@ impl RunRecord {
             resolved_params: String::new(),
             extras: Vec::new(),
             notes: String::new(),
+            cpu: CpuColumns::default(),
         }
     }
 

@@ -1,11 +1,13 @@
-//! Runs the matrix: for each cell, N runs, each in a fresh runtime on its
-//! own thread under a watchdog, then hands the cell to the exporters so it
-//! is on disk before the next cell starts.
+//! Runs the matrix: for each cell, N runs, each in a fresh runtime under a
+//! watchdog — by default in a fresh child process ([`crate::isolate`]), with
+//! `--in-process` on its own thread here — then hands the cell to the
+//! exporters so it is on disk before the next cell starts.
 //!
-//! A run that returns an error or panics becomes a failed row and the cell
-//! continues. A run still going at the watchdog limit becomes a failed row,
-//! its thread is abandoned (it cannot be killed safely), and the matrix
-//! moves to the next cell: a cell that hung once would hang again.
+//! A run that returns an error, panics or crashes becomes a failed row and
+//! the cell continues. A run still going at the watchdog limit becomes a
+//! failed row and the matrix moves to the next cell (a cell that hung once
+//! would hang again): its child process is killed, or in-process its thread
+//! is abandoned (it cannot be killed safely).
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -48,13 +50,16 @@ pub struct CellOutcome {
 }
 
 /// How one run ended.
-enum RunEnd {
+pub(crate) enum RunEnd {
     Done(Box<RunOutput>),
     Failed(String),
+    /// In-process run past the watchdog: its threads were abandoned.
     Hung,
+    /// Child process past the watchdog: it was killed.
+    Killed,
 }
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
@@ -122,6 +127,7 @@ fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan, pin
         resolved_params: join_pairs(&out.params),
         extras: out.extras.clone(),
         notes: notes.join("; "),
+        cpu: crate::cpu::CpuColumns::of(out, key.workers),
     }
 }
 
@@ -152,7 +158,11 @@ impl<'a> CellRun<'a> {
         let (cell, cores, pinned) = (self.cell, &self.cores, !self.runtime.worker_cores.is_empty());
         let options =
             RunOptions { duration: config.duration, warmup: config.warmup, seed: config.seed.wrapping_add(run as u64) };
-        let end = run_with_watchdog(self.runtime.clone(), cell.spec.clone(), options, config.timeout);
+        let end = if config.in_process {
+            run_with_watchdog(self.runtime.clone(), cell.spec.clone(), options, config.timeout)
+        } else {
+            crate::isolate::run_in_child(&self.runtime, &cell.spec, &options, config.timeout)
+        };
         progress.run_done();
         let outcome = &mut self.outcome;
         match end {
@@ -183,6 +193,15 @@ impl<'a> CellRun<'a> {
                 );
                 progress.note(&format!("run {run} of {} hung: {reason}", cell.key));
                 *abandoned += 1;
+                outcome.records.push(failed_record(cell, run, reason, cores, pinned));
+                self.hung = true;
+            }
+            RunEnd::Killed => {
+                let reason = format!(
+                    "watchdog: no result after {:.1}s; the run's child process was killed and the cell's remaining runs skipped",
+                    config.timeout.as_secs_f64()
+                );
+                progress.note(&format!("run {run} of {} hung: {reason}", cell.key));
                 outcome.records.push(failed_record(cell, run, reason, cores, pinned));
                 self.hung = true;
             }

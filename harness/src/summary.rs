@@ -35,6 +35,8 @@ pub struct CellSummary {
     /// that finished (ok or failed for too many failures); `None` when no
     /// run answered any.
     pub failed_request_fraction: Option<f64>,
+    /// CPU time of the runtime per op (µs) over the runs that measured it.
+    pub cpu_us_per_op: Option<Summary>,
 }
 
 impl CellSummary {
@@ -71,6 +73,7 @@ impl CellSummary {
             latency_us,
             counters,
             failed_request_fraction: failed_request_fraction(records),
+            cpu_us_per_op: Summary::of(&ok.iter().filter_map(|r| r.cpu.cpu_us_per_op).collect::<Vec<_>>()),
         }
     }
 

@@ -145,6 +145,7 @@ fn cell_row(c: &CellSummary, cells: &[CellSummary], baseline: &str, optional: &O
         row.push(failed_requests_cell(c));
     }
     row.push(or_blank(c.counters.get(STEALS_COUNTER).map(|v| format_count(*v))));
+    row.push(or_blank(c.cpu_us_per_op.map(|s| format_us(s.median))));
     let ratios = ratios_to(cells, c, baseline);
     for r in [ratios.throughput, ratios.p99] {
         row.push(or_blank(r.map(|r| format!("{r:.2}x"))));
@@ -182,6 +183,7 @@ pub fn cells_table(results: &Results) -> Table {
         columns.push(("failed req".into(), true));
     }
     columns.push(("steals".into(), true));
+    columns.push(("cpu/op".into(), true));
     columns.push((format!("thr/{baseline}"), true));
     columns.push((format!("p99/{baseline}"), true));
     if optional.failed {
@@ -230,7 +232,8 @@ pub fn capacity_table(results: &Results) -> Option<Table> {
 pub fn legend(results: &Results) -> Vec<String> {
     let mut lines = vec![format!(
         "medians over {runs} run(s) per cell; spread = (max - min) / median of throughput; {latency}; \
-         steals = successful steals per run; thr/{base} and p99/{base} = ratios of the medians to {base} in the same cell \
+         steals = successful steals per run; cpu/op = CPU time of the runtime under test per operation \
+         (load generator and harness excluded); thr/{base} and p99/{base} = ratios of the medians to {base} in the same cell \
          (open-loop workloads offer everyone the same load, so read their p99 ratio)",
         runs = results.settings.runs,
         latency = latency_legend(results.cells.iter().map(|c| c.key.workload.as_str())),

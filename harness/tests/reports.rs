@@ -209,7 +209,9 @@ fn plot_writes_svg_and_png_with_one_series_per_scheduler() {
     write(&dir, "r.csv", &csv_text(SCHEMA, "cpu-x", &sweep()));
     let run = wsbench_in(&dir, &["plot", "r.csv", "--out", "charts", "--width", "640", "--height", "400"]);
     run.ok();
-    for name in ["yield-many-throughput", "yield-many-p99"] {
+    let cpu_svg = std::fs::read_to_string(dir.join("charts").join("yield-many-cpu.svg")).unwrap();
+    assert!(cpu_svg.contains("CPU time per request"), "the CPU chart's axis label");
+    for name in ["yield-many-throughput", "yield-many-p99", "yield-many-cpu"] {
         let svg = std::fs::read_to_string(dir.join("charts").join(format!("{name}.svg"))).unwrap();
         let lines =
             svg.split("<polyline").filter(|p| p.split('>').next().unwrap().contains("stroke-width=\"2\"")).count();
@@ -246,4 +248,35 @@ fn plot_without_a_sweep_says_what_it_needs() {
         "--rate",
     ]);
     assert!(!dir.join("charts").exists(), "no empty chart directory");
+}
+
+#[test]
+fn cpu_per_op_is_judged_like_a_latency_with_the_tail_floor() {
+    let dir = scratch("cmp-cpu");
+    // Same throughput on both sides; only the CPU per op moves.
+    let text = |cpu_us: f64| {
+        let mut out = format!("{HEADER},cpu_us_per_op\n");
+        for (run, k) in [-1.0, -0.5, 0.0, 0.5, 1.0].iter().enumerate() {
+            let cpu = cpu_us * (1.0 + k * 0.01);
+            let _ = writeln!(
+                out,
+                "{SCHEMA},2026-01-01T00:00:00Z,abc,host-a,cpu-x,2,tokio,2,rpc-fanout,,{run},1.0,1000,1000,,100,150,200,300,500,100,ok,{cpu}"
+            );
+        }
+        out
+    };
+    write(&dir, "base.csv", &text(10.0));
+    // +20%: beyond the 10% tail floor, and the 5 + 5 runs do not overlap.
+    write(&dir, "current.csv", &text(12.0));
+    wsbench_in(&dir, &["compare", "base.csv", "current.csv", "--json", "report.json"]).code(1).stdout_has(&["cpu_us_per_op"]);
+    assert_eq!(verdict_of(&dir, "cpu_us_per_op"), "regressed");
+    assert_eq!(verdict_of(&dir, "throughput_per_s"), "unchanged");
+    // Lower is better.
+    write(&dir, "current.csv", &text(8.0));
+    wsbench_in(&dir, &["compare", "base.csv", "current.csv", "--json", "report.json"]).code(0);
+    assert_eq!(verdict_of(&dir, "cpu_us_per_op"), "improved");
+    // +7%: significant, but under the 10% tail floor (it would pass the 5% one).
+    write(&dir, "current.csv", &text(10.7));
+    wsbench_in(&dir, &["compare", "base.csv", "current.csv", "--json", "report.json"]).code(0);
+    assert_eq!(verdict_of(&dir, "cpu_us_per_op"), "unchanged");
 }

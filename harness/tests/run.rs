@@ -71,6 +71,9 @@ fn run_writes_table_csv_json_and_hdr_logs() {
     let counters: Vec<&str> = COUNTER_NAMES.iter().chain(DRIVER_COUNTER_NAMES).copied().collect();
     assert_eq!(&header[design.len()..design.len() + counters.len()], counters.as_slice());
     assert!(header.iter().any(|h| h == "status") && header.iter().any(|h| h == "p9999_us"));
+    // The CPU columns close the row.
+    let cpu = ["cpu_ms", "cpu_us_per_op", "cpu_util", "ctx_switches_voluntary", "ctx_switches_involuntary", "wakeups_per_op"];
+    assert_eq!(&header[header.len() - cpu.len()..], cpu.as_slice());
     assert_eq!(rows.len(), 6 * 2, "cells x runs");
     for row in &rows {
         assert_eq!(col(&header, row, "status"), "ok", "{row:?}");
@@ -83,6 +86,17 @@ fn run_writes_table_csv_json_and_hdr_logs() {
         let p50: f64 = col(&header, row, "p50_us").parse().unwrap();
         let p99: f64 = col(&header, row, "p99_us").parse().unwrap();
         assert!(p50 <= p99, "p50 {p50} > p99 {p99}");
+        // Every runtime, references included, reports its CPU time.
+        for column in &cpu[..5] {
+            assert!(col(&header, row, column).parse::<f64>().is_ok(), "{column}: {row:?}");
+        }
+        let cpu_ms: f64 = col(&header, row, "cpu_ms").parse().unwrap();
+        let duration_s: f64 = col(&header, row, "duration_s").parse().unwrap();
+        let workers: f64 = col(&header, row, "workers").parse().unwrap();
+        assert!(cpu_ms > 0.0, "{row:?}");
+        // No more CPU than the workers' share of the window (+10% for the
+        // window's ends and the runtimes' helper threads).
+        assert!(cpu_ms <= 1.1 * workers * duration_s * 1e3 + 5.0, "{row:?}");
         let polls = col(&header, row, "polls");
         match col(&header, row, "scheduler") {
             // Ours counts everything: every counter is a number.
@@ -94,16 +108,22 @@ fn run_writes_table_csv_json_and_hdr_logs() {
                 }
             }
             // tokio cannot report LIFO hits: blank, never a guessed zero.
-            "tokio" => assert_eq!(col(&header, row, "lifo_hits"), "", "{row:?}"),
-            // smol reports no scheduler counters at all.
-            "smol" => assert_eq!((polls, col(&header, row, "steals")), ("", ""), "{row:?}"),
+            "tokio" => {
+                assert_eq!(col(&header, row, "lifo_hits"), "", "{row:?}");
+                assert!(col(&header, row, "wakeups_per_op").parse::<f64>().is_ok(), "{row:?}");
+            }
+            // smol reports no scheduler counters at all, so no wake-ups.
+            "smol" => {
+                assert_eq!((polls, col(&header, row, "steals")), ("", ""), "{row:?}");
+                assert_eq!(col(&header, row, "wakeups_per_op"), "", "{row:?}");
+            }
             other => panic!("unexpected scheduler {other}"),
         }
     }
 
     // The JSON: same runs plus the environment.
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
-    assert_eq!(json["schema_version"], 2);
+    assert_eq!(json["schema_version"], wsbench::record::SCHEMA_VERSION);
     assert!(json["environment"]["logical_cpus"].as_u64().unwrap() >= 1);
     assert!(
         json["environment"]["cpu_model"].is_string()
@@ -209,7 +229,7 @@ fn single_worker_schedulers_are_skipped_above_one_worker() {
 }
 
 #[test]
-fn a_hung_cell_becomes_a_failed_row_and_the_matrix_continues() {
+fn an_in_process_hung_cell_becomes_a_failed_row_and_the_matrix_continues() {
     let dir = scratch("hang");
     let run = wsbench_in(
         &dir,
@@ -225,6 +245,7 @@ fn a_hung_cell_becomes_a_failed_row_and_the_matrix_continues() {
                 "2",
                 "--timeout",
                 "1s",
+                "--in-process",
             ],
             &["--param", "tasks=20", "--param", "yields=50"],
             SHORT,

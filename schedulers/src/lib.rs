@@ -40,5 +40,15 @@ pub use task::{JoinError, JoinHandle};
 /// Internals re-exported for the criterion benchmarks only; not API.
 #[doc(hidden)]
 pub mod __bench {
+    pub use crate::metrics::{counter_blocks, CounterBlocks};
     pub use crate::steal_half::queue::{local, Local, Overflow, Steal, StealLimit};
+
+    /// What a worker's counters cost per task poll: `polls` and `busy_ns`
+    /// bumped in its own block.
+    #[inline]
+    pub fn count_poll(blocks: &CounterBlocks, worker: usize, busy_ns: u64) {
+        let c = &blocks[worker];
+        crate::metrics::Counters::bump(&c.polls, 1);
+        crate::metrics::Counters::bump(&c.busy_ns, busy_ns);
+    }
 }

@@ -35,7 +35,7 @@ macro_rules! counters {
 
         /// The live, atomically readable counters of one worker.
         #[derive(Debug, Default)]
-        pub(crate) struct Counters {
+        pub struct Counters {
             $( pub(crate) $name: AtomicU64, )*
             /// Gauge, not a counter (never summed): the global-queue
             /// interval in force at the worker's last inject-queue check;
@@ -169,8 +169,40 @@ impl RuntimeMetrics {
 }
 
 /// Per-worker counter blocks, cache-padded so workers never share a line.
-pub(crate) type CounterBlocks = Box<[CachePadded<Counters>]>;
+pub type CounterBlocks = Box<[CachePadded<Counters>]>;
 
-pub(crate) fn counter_blocks(workers: usize) -> CounterBlocks {
+/// One cache-padded counter block per worker.
+pub fn counter_blocks(workers: usize) -> CounterBlocks {
     (0..workers).map(|_| CachePadded::new(Counters::default())).collect()
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// The cache-line size this check guards against (x86-64, most ARM).
+    const LINE: usize = 64;
+
+    /// No false sharing at 128 workers: every worker's counter block starts
+    /// on its own cache line and no line holds two blocks.
+    #[test]
+    fn every_counter_block_sits_on_its_own_cache_lines() {
+        const WORKERS: usize = 128;
+        assert!(std::mem::align_of::<CachePadded<Counters>>() >= LINE);
+        assert_eq!(std::mem::size_of::<CachePadded<Counters>>() % LINE, 0);
+        let blocks = counter_blocks(WORKERS);
+        let lines: Vec<(usize, usize)> = blocks
+            .iter()
+            .map(|b| {
+                let start = std::ptr::from_ref::<Counters>(b) as usize;
+                (start, start + std::mem::size_of::<Counters>() - 1)
+            })
+            .collect();
+        for (i, &(start, last)) in lines.iter().enumerate() {
+            assert_eq!(start % LINE, 0, "block {i} at {start:#x} is not line-aligned");
+            if let Some(&(next, _)) = lines.get(i + 1) {
+                assert!(last / LINE < next / LINE, "blocks {i} and {} share line {:#x}", i + 1, next / LINE);
+            }
+        }
+    }
 }

@@ -89,6 +89,21 @@ pub struct RunOptions {
     pub seed: u64,
 }
 
+/// CPU use of the runtime under test over a run's measured window: the
+/// process's CPU time (user + system) minus the load generator's threads
+/// and the threads that existed before the runtime was built (the harness).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuUsage {
+    /// CPU time of the runtime under test.
+    pub cpu_ns: u64,
+    /// Wall time of the window it was measured over.
+    pub window: Duration,
+    /// Voluntary context switches of the runtime's threads.
+    pub ctx_switches_voluntary: u64,
+    /// Involuntary context switches (preemptions) of the runtime's threads.
+    pub ctx_switches_involuntary: u64,
+}
+
 /// What one run measured. Latencies are in nanoseconds.
 #[derive(Debug, Clone)]
 pub struct RunOutput {
@@ -127,4 +142,6 @@ pub struct RunOutput {
     /// Workload-specific results, `snake_case` names with a unit suffix
     /// (`ns_per_task`, `timer_lateness_p99_us`, `deadline_misses`, ...).
     pub extras: Vec<(String, f64)>,
+    /// CPU use over the measured window; `None` where it cannot be read.
+    pub cpu: Option<CpuUsage>,
 }

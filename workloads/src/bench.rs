@@ -19,6 +19,7 @@ use tokio::sync::{oneshot, Notify};
 
 use crate::api::{RunOptions, RunOutput};
 use crate::record::{nanos, new_histogram};
+use crate::cpu::CpuMeter;
 use crate::rt::{counters_delta, Rt, Spawner};
 
 /// Which of tokio's benchmarks.
@@ -216,7 +217,13 @@ fn iteration<R: Rt>(rt: &R, b: &Bench) {
 
 /// Runs warm-up iterations (discarded), then measured ones until
 /// `opts.duration` is used; one histogram entry per iteration.
-pub(crate) fn run_bench<R: Rt>(rt: &R, b: &Bench, opts: &RunOptions, params: Vec<(String, String)>) -> RunOutput {
+pub(crate) fn run_bench<R: Rt>(
+    rt: &R,
+    b: &Bench,
+    opts: &RunOptions,
+    params: Vec<(String, String)>,
+    meter: &CpuMeter,
+) -> RunOutput {
     let sp = rt.spawner();
     let busy = Arc::new(AtomicBool::new(true));
     match b.shape {
@@ -228,6 +235,7 @@ pub(crate) fn run_bench<R: Rt>(rt: &R, b: &Bench, opts: &RunOptions, params: Vec
     while Instant::now() < warm_until {
         iteration(rt, b);
     }
+    meter.start();
     let counters_start = sp.window_start();
     let mut hist = new_histogram();
     let t0 = Instant::now();
@@ -243,6 +251,7 @@ pub(crate) fn run_bench<R: Rt>(rt: &R, b: &Bench, opts: &RunOptions, params: Vec
     }
     let elapsed = t0.elapsed();
     let counters = counters_delta(&counters_start, &sp.counters());
+    let cpu = meter.finish();
     // Relaxed: a stop request, see `start_busy1`.
     busy.store(false, Ordering::Relaxed);
     let per_task_ns = hist.mean() / b.tasks_per_iteration() as f64;
@@ -272,5 +281,6 @@ pub(crate) fn run_bench<R: Rt>(rt: &R, b: &Bench, opts: &RunOptions, params: Vec
         notes: Vec::new(),
         params,
         extras,
+        cpu,
     }
 }

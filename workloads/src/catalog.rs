@@ -200,4 +200,12 @@ pub static WORKLOADS: &[WorkloadInfo] = &[
         params: &[],
         default_rate_per_worker: None,
     },
+    WorkloadInfo {
+        name: "crash",
+        about: "test-only: aborts the process from a worker (for testing the harness's child processes); not in the default suite",
+        open_loop: false,
+        in_default_suite: false,
+        params: &[],
+        default_rate_per_worker: None,
+    },
 ];

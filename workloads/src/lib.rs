@@ -9,7 +9,8 @@
 //!   `tcp-rpc`, `mixed`) with coordinated-omission-corrected latency,
 //!   queue wait and service time recorded apart, in per-thread
 //!   hdrhistograms;
-//! - `hang`, a test-only workload that never finishes.
+//! - `hang` and `crash`, test-only workloads that never finish and abort
+//!   the process.
 //!
 //! The harness calls [`schedulers`], [`workloads`], [`validate`] and [`run`]
 //! and reads [`api::RunOutput`].
@@ -20,6 +21,7 @@ pub mod api;
 pub mod arrivals;
 mod bench;
 mod catalog;
+mod cpu;
 pub mod dist;
 mod error;
 mod micro;
@@ -33,6 +35,34 @@ pub mod spin;
 mod tcp;
 
 pub use error::Error;
+
+/// Internals re-exported for the criterion benchmarks only; not API.
+#[doc(hidden)]
+pub mod __bench {
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    /// The per-thread latency recorder of the open-loop workloads.
+    pub struct Recorder(Arc<crate::record::Collector>);
+
+    impl Default for Recorder {
+        fn default() -> Recorder {
+            Recorder(crate::record::Collector::new())
+        }
+    }
+
+    impl Recorder {
+        /// What the workloads record for one measured request: the client
+        /// side (corrected and uncorrected latency) and the server side
+        /// (queue wait and service time).
+        pub fn record(&self, intended: Instant, sent: Instant, first_poll: Instant, done: Instant) {
+            self.0.with_local(|h| {
+                h.record_client(intended, sent, done, true);
+                h.record_server(intended, first_poll, done);
+            });
+        }
+    }
+}
 pub use openloop::SLIP_LAG_P99;
 pub use plan::{MAX_RATE_PER_S, MAX_WORKERS};
 pub use runner::{run, schedulers, validate, workloads};

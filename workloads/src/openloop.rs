@@ -27,7 +27,8 @@ use std::time::{Duration, Instant};
 use futures_lite::FutureExt;
 use hdrhistogram::Histogram;
 
-use crate::api::RunOutput;
+use crate::api::{CpuUsage, RunOutput};
+use crate::cpu::CpuMeter;
 use crate::arrivals::{ArrivalKind, Arrivals};
 use crate::record::{nanos, new_histogram, Collector, Histos};
 use crate::rt::{counters_delta, pin_current, Counters, Rt, Spawner};
@@ -236,7 +237,9 @@ fn gen_thread(
     index: usize,
     inject: &(impl Fn(Request) + Sync),
     stall: &(impl Fn() + Sync),
+    meter: &CpuMeter,
 ) -> GenTotals {
+    let _guest = meter.guest();
     pin_current(&spec.cores, index);
     let mut arrivals = schedule(spec, index);
     let mut totals = GenTotals::new();
@@ -273,13 +276,14 @@ pub(crate) fn generate(
     inject: &(impl Fn(Request) + Sync),
     stall: &(impl Fn() + Sync),
     at_measure_start: impl FnOnce(),
+    meter: &CpuMeter,
 ) -> Result<GenTotals, Error> {
     thread::scope(|s| {
         let mut handles = Vec::with_capacity(spec.threads);
         for index in 0..spec.threads {
             let h = thread::Builder::new()
                 .name(format!("wsbench-loadgen-{index}"))
-                .spawn_scoped(s, move || gen_thread(spec, w, index, inject, stall))
+                .spawn_scoped(s, move || gen_thread(spec, w, index, inject, stall, meter))
                 .map_err(|e| Error::io("starting a load-generator thread", e))?;
             handles.push(h);
         }
@@ -330,6 +334,7 @@ pub(crate) fn run_in_process<R, H, Fut>(
     spec: &LoadSpec,
     injection: Injection,
     handler: H,
+    meter: &CpuMeter,
 ) -> Result<OpenReport, Error>
 where
     R: Rt,
@@ -347,11 +352,14 @@ where
     let stall = || drop(spawner.spawn(async move { thread::sleep(stall_for) }));
     let w = Window::new(spec);
     let mut counters_start = Vec::new();
-    let snapshot = || counters_start = spawner.window_start();
+    let snapshot = || {
+        meter.start();
+        counters_start = spawner.window_start();
+    };
     let totals = match injection {
         Injection::Remote => {
             let inject = |req: Request| drop(spawner.spawn(task(req)));
-            generate(spec, &w, &inject, &stall, snapshot)?
+            generate(spec, &w, &inject, &stall, snapshot, meter)?
         }
         Injection::OneWorker => {
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Request>();
@@ -367,14 +375,15 @@ where
             let inject = |req: Request| {
                 let _ = tx.send(req);
             };
-            let totals = generate(spec, &w, &inject, &stall, snapshot)?;
+            let totals = generate(spec, &w, &inject, &stall, snapshot, meter)?;
             drop(dispatcher);
             totals
         }
     };
     let histos = drain(&collector, totals.sent, w.drain_deadline(spec));
     let counters = counters_delta(&counters_start, &spawner.counters());
-    Ok(OpenReport { histos, gen: totals, window: w, counters, notes: Vec::new(), extras: Vec::new() })
+    let cpu = meter.finish();
+    Ok(OpenReport { histos, gen: totals, window: w, counters, notes: Vec::new(), extras: Vec::new(), cpu })
 }
 
 /// Waits until `sent` measured requests have finished or `deadline`
@@ -394,6 +403,8 @@ pub(crate) struct OpenReport {
     pub counters: Counters,
     pub notes: Vec<String>,
     pub extras: Vec<(String, f64)>,
+    /// CPU use over the window (measure start to drained).
+    pub cpu: Option<CpuUsage>,
 }
 
 fn us(ns: u64) -> f64 {
@@ -415,7 +426,7 @@ impl OpenReport {
 
     /// The final result; unfinished requests count as failed.
     pub(crate) fn into_output(self, spec: &LoadSpec, params: Vec<(String, String)>) -> RunOutput {
-        let OpenReport { histos: h, gen, window: w, counters, mut notes, mut extras } = self;
+        let OpenReport { histos: h, gen, window: w, counters, mut notes, mut extras, cpu } = self;
         let finished = h.completed + h.failed;
         let unfinished = gen.sent.saturating_sub(finished);
         if unfinished > 0 {
@@ -463,6 +474,7 @@ impl OpenReport {
             notes,
             params,
             extras,
+            cpu,
         }
     }
 }

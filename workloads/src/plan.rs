@@ -122,6 +122,7 @@ pub(crate) enum Work {
     Timers(Timers, Load),
     Tcp(Handler, Load),
     Hang,
+    Crash,
 }
 
 /// A validated workload with the parameter values it uses.
@@ -177,6 +178,7 @@ fn closed_work(p: &mut Params<'_>, workers: usize) -> Result<Work, Error> {
     };
     match p.workload() {
         "hang" => return Ok(Work::Hang),
+        "crash" => return Ok(Work::Crash),
         "spawn-many-local" | "spawn-many-remote-idle" => {
             b.shape =
                 if p.workload() == "spawn-many-local" { Shape::SpawnManyLocal } else { Shape::SpawnManyRemoteIdle };

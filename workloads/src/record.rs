@@ -207,4 +207,37 @@ mod tests {
         assert_eq!((a.merged().completed, a.merged().failed), (2, 0));
         assert_eq!((b.merged().completed, b.merged().failed), (0, 1));
     }
+
+    /// No false sharing at 128 recording threads: each thread's recorder
+    /// (its lock and histogram headers, written on every request) starts on
+    /// its own cache line and shares no line with another's. (The
+    /// histograms' count arrays are separate heap blocks of kilobytes each.)
+    #[test]
+    fn every_recorder_sits_on_its_own_cache_lines() {
+        const THREADS: usize = 128;
+        const LINE: usize = 64;
+        assert!(std::mem::align_of::<Slot>() >= LINE);
+        assert_eq!(std::mem::size_of::<Slot>() % LINE, 0);
+        let c = Collector::new();
+        let t0 = Instant::now();
+        std::thread::scope(|s| {
+            for _ in 0..THREADS {
+                s.spawn(|| c.with_local(|h| h.record_client(t0, t0, t0, true)));
+            }
+        });
+        let slots = lock(&c.slots);
+        assert_eq!(slots.len(), THREADS);
+        let mut ranges: Vec<(usize, usize)> = slots
+            .iter()
+            .map(|slot| {
+                let start = std::ptr::from_ref::<Mutex<Histos>>(slot) as usize;
+                (start, start + std::mem::size_of::<Mutex<Histos>>() - 1)
+            })
+            .collect();
+        ranges.sort_unstable();
+        for (i, w) in ranges.windows(2).enumerate() {
+            assert_eq!(w[0].0 % LINE, 0, "recorder {i} at {:#x} is not line-aligned", w[0].0);
+            assert!(w[0].1 / LINE < w[1].0 / LINE, "recorders at {:#x} and {:#x} share a line", w[0].0, w[1].0);
+        }
+    }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 use crate::api::{RunOptions, RunOutput, RuntimeSpec, SchedInfo, WorkloadInfo, WorkloadSpec};
 use crate::bench::run_bench;
 use crate::catalog::{SCHEDULERS, WORKLOADS};
+use crate::cpu::CpuMeter;
 use crate::micro::{fanout_request, skewed_request, timers_request};
 use crate::openloop::{run_in_process, Injection};
 use crate::plan::{plan, which, Plan, Which, Work};
@@ -39,23 +40,33 @@ pub fn validate(rt: &RuntimeSpec, w: &WorkloadSpec) -> Result<(), Error> {
 
 /// Builds a fresh runtime, runs the workload on it, shuts it down.
 ///
-/// The `hang` workload never returns (by design).
+/// The `hang` workload never returns and `crash` aborts the process (by
+/// design).
 pub fn run(rt: &RuntimeSpec, w: &WorkloadSpec, opts: &RunOptions) -> Result<RunOutput, Error> {
     let which = which(rt)?;
     let plan = plan(rt, w)?;
     // Calibrate the CPU spin now, not inside the first request.
     crate::spin::iters_per_ns();
+    // Before the runtime exists: every thread alive now is not its own.
+    let meter = CpuMeter::new();
+    let m = &meter;
     match which {
-        Which::Ours(kind) => crate::rt::ours::run_ours(kind, rt, &plan, opts),
-        Which::Tokio => execute(TokioMulti::build(rt)?, rt, &plan, opts),
-        Which::TokioCurrent => execute(TokioCurrent::build(rt)?, rt, &plan, opts),
-        Which::Smol => execute(Smol::build(rt)?, rt, &plan, opts),
+        Which::Ours(kind) => crate::rt::ours::run_ours(kind, rt, &plan, opts, m),
+        Which::Tokio => execute(TokioMulti::build(rt)?, rt, &plan, opts, m),
+        Which::TokioCurrent => execute(TokioCurrent::build(rt)?, rt, &plan, opts, m),
+        Which::Smol => execute(Smol::build(rt)?, rt, &plan, opts, m),
     }
 }
 
 /// Runs `plan` on a built runtime, then shuts the runtime down.
-pub(crate) fn execute<R: Rt>(runtime: R, rt: &RuntimeSpec, plan: &Plan, opts: &RunOptions) -> Result<RunOutput, Error> {
-    let result = dispatch(&runtime, rt, plan, opts);
+pub(crate) fn execute<R: Rt>(
+    runtime: R,
+    rt: &RuntimeSpec,
+    plan: &Plan,
+    opts: &RunOptions,
+    meter: &CpuMeter,
+) -> Result<RunOutput, Error> {
+    let result = dispatch(&runtime, rt, plan, opts, meter);
     runtime.shutdown(SHUTDOWN_GRACE);
     let mut out = result?;
     let mut notes = plan.notes.clone();
@@ -64,30 +75,36 @@ pub(crate) fn execute<R: Rt>(runtime: R, rt: &RuntimeSpec, plan: &Plan, opts: &R
     Ok(out)
 }
 
-fn dispatch<R: Rt>(runtime: &R, rt: &RuntimeSpec, plan: &Plan, opts: &RunOptions) -> Result<RunOutput, Error> {
+fn dispatch<R: Rt>(
+    runtime: &R,
+    rt: &RuntimeSpec,
+    plan: &Plan,
+    opts: &RunOptions,
+    meter: &CpuMeter,
+) -> Result<RunOutput, Error> {
     let params = plan.params.clone();
     match plan.work {
-        Work::Bench(b) => Ok(run_bench(runtime, &b, opts, params)),
+        Work::Bench(b) => Ok(run_bench(runtime, &b, opts, params, meter)),
         Work::Fanout(cfg, load) => {
             let spec = load.spec(rt, opts);
             let handler = move |sp: &R::Spawner, req| fanout_request(sp.clone(), req, cfg);
-            Ok(run_in_process(runtime, &spec, Injection::Remote, handler)?.into_output(&spec, params))
+            Ok(run_in_process(runtime, &spec, Injection::Remote, handler, meter)?.into_output(&spec, params))
         }
         Work::Skewed(cfg, injection, load) => {
             let spec = load.spec(rt, opts);
             let handler = move |_: &R::Spawner, req| skewed_request(req, cfg);
-            Ok(run_in_process(runtime, &spec, injection, handler)?.into_output(&spec, params))
+            Ok(run_in_process(runtime, &spec, injection, handler, meter)?.into_output(&spec, params))
         }
         Work::Timers(cfg, load) => {
             let spec = load.spec(rt, opts);
             let handler = move |sp: &R::Spawner, req| timers_request(sp.clone(), req, cfg);
-            let mut report = run_in_process(runtime, &spec, Injection::Remote, handler)?;
+            let mut report = run_in_process(runtime, &spec, Injection::Remote, handler, meter)?;
             report.aux_extras("timer_lateness");
             Ok(report.into_output(&spec, params))
         }
         Work::Tcp(handler, load) => {
             let spec = load.spec(rt, opts);
-            Ok(run_tcp(runtime, &spec, handler)?.into_output(&spec, params))
+            Ok(run_tcp(runtime, &spec, handler, meter)?.into_output(&spec, params))
         }
         Work::Hang => {
             let sp = runtime.spawner();
@@ -98,6 +115,13 @@ fn dispatch<R: Rt>(runtime: &R, rt: &RuntimeSpec, plan: &Plan, opts: &RunOptions
                 futures_lite::future::pending::<()>().await;
             });
             unreachable!("the hang workload finished")
+        }
+        Work::Crash => {
+            // Aborts the whole process from a worker, on purpose: what the
+            // harness's child process must survive as a failed row.
+            drop(runtime.spawner().spawn(async { std::process::abort() }));
+            runtime.block_on(futures_lite::future::pending::<()>());
+            unreachable!("the crash workload finished")
         }
     }
 }

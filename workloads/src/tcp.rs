@@ -39,6 +39,7 @@ use crate::openloop::{
     count_left, drain_budget, mix, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Outcome, Request, Window,
 };
 use crate::record::{nanos, Collector, Histos};
+use crate::cpu::CpuMeter;
 use crate::rt::{counters_delta, pin_current, read_exact, Rt, Spawner};
 use crate::spin::spin_ns;
 use crate::Error;
@@ -284,7 +285,9 @@ fn client_conn(
     shared: &Mutex<Shared>,
     index: usize,
     stall: &(impl Fn() + Sync),
+    meter: &CpuMeter,
 ) -> ConnResult {
+    let _guest = meter.guest();
     pin_current(&spec.cores, index);
     let mut r = ConnResult { histos: Histos::new(), gen: GenTotals::new(), error: None };
     let conn = connect(addr, spec, base);
@@ -330,7 +333,7 @@ fn client_conn(
 
 /// Runs the server on `rt` and the client threads; the report's latency
 /// comes from the clients, queue wait and service from the server.
-pub(crate) fn run_tcp<R: Rt>(rt: &R, spec: &LoadSpec, h: Handler) -> Result<OpenReport, Error> {
+pub(crate) fn run_tcp<R: Rt>(rt: &R, spec: &LoadSpec, h: Handler, meter: &CpuMeter) -> Result<OpenReport, Error> {
     let sp = rt.spawner();
     let collector = Collector::new();
     let (listener, addr) = {
@@ -346,9 +349,14 @@ pub(crate) fn run_tcp<R: Rt>(rt: &R, spec: &LoadSpec, h: Handler) -> Result<Open
     drop(sp.spawn(accept_loop(sp.clone(), listener, h, base, Arc::clone(&collector))));
     let stall_for = spec.stall;
     let stall = || drop(sp.spawn(async move { thread::sleep(stall_for) }));
-    let (results, w, counters_start) = run_clients(addr, spec, base, &stall, || sp.window_start())?;
+    let at_start = || {
+        meter.start();
+        sp.window_start()
+    };
+    let (results, w, counters_start) = run_clients(addr, spec, base, &stall, at_start, meter)?;
     let mut report = merge_clients(results, &collector, spec, &w);
     report.counters = counters_delta(&counters_start, &sp.counters());
+    report.cpu = meter.finish();
     Ok(report)
 }
 
@@ -358,6 +366,7 @@ fn run_clients<C: Fn() + Sync, T>(
     base: Instant,
     stall: &C,
     at_measure_start: impl FnOnce() -> T,
+    meter: &CpuMeter,
 ) -> Result<(Vec<ConnResult>, Window, T), Error> {
     let gate = StartGate::new();
     let shared = Mutex::new(Shared {
@@ -372,7 +381,7 @@ fn run_clients<C: Fn() + Sync, T>(
             let (gate, shared) = (&gate, &shared);
             let spawned = thread::Builder::new()
                 .name(format!("wsbench-client-{index}"))
-                .spawn_scoped(s, move || client_conn(addr, spec, base, gate, shared, index, stall));
+                .spawn_scoped(s, move || client_conn(addr, spec, base, gate, shared, index, stall, meter));
             match spawned {
                 Ok(h) => handles.push(h),
                 Err(e) => {
@@ -425,7 +434,7 @@ fn merge_clients(results: Vec<ConnResult>, server: &Collector, spec: &LoadSpec, 
     // sends nothing, so it fails no request but takes its load away.
     let extras =
         vec![("connections".to_string(), spec.threads as f64), ("failed_connections".to_string(), f64::from(errors))];
-    OpenReport { histos, gen, window: *w, counters: Vec::new(), notes, extras }
+    OpenReport { histos, gen, window: *w, counters: Vec::new(), notes, extras, cpu: None }
 }
 
 #[cfg(test)]

@@ -112,12 +112,14 @@ fn worker_counts_and_cores_are_checked() {
 }
 
 #[test]
-fn hang_is_test_only_and_outside_the_default_suite() {
-    let hang = wsbench_workloads::workloads().iter().find(|w| w.name == "hang").expect("hang is listed");
-    assert!(!hang.in_default_suite);
-    assert!(hang.about.contains("test-only"), "{}", hang.about);
+fn hang_and_crash_are_test_only_and_outside_the_default_suite() {
+    for name in ["hang", "crash"] {
+        let w = wsbench_workloads::workloads().iter().find(|w| w.name == name).expect("listed");
+        assert!(!w.in_default_suite, "{name}");
+        assert!(w.about.contains("test-only"), "{}", w.about);
+    }
     let suite: Vec<_> = wsbench_workloads::workloads().iter().filter(|w| w.in_default_suite).map(|w| w.name).collect();
-    assert_eq!(suite.len(), wsbench_workloads::workloads().len() - 1);
+    assert_eq!(suite.len(), wsbench_workloads::workloads().len() - 2);
 }
 
 #[test]

@@ -17,6 +17,7 @@ use anyhow::{bail, ensure, Context, Result};
 
 use super::file::regular_target;
 use super::{check_writable, parent_dir, Exporter, Results};
+use crate::cpu::CPU_COLUMNS;
 use crate::env::Environment;
 use crate::record::{counter_names, LatencyMetric, RunRecord, SCHEMA_VERSION};
 use crate::runner::CellOutcome;
@@ -68,7 +69,7 @@ pub const EXTRA_COLUMNS: [&str; 16] = [
 
 /// The full header.
 pub fn header() -> Vec<String> {
-    CORE_COLUMNS.iter().copied().chain(counter_names()).chain(EXTRA_COLUMNS).map(str::to_string).collect()
+    CORE_COLUMNS.iter().copied().chain(counter_names()).chain(EXTRA_COLUMNS).chain(CPU_COLUMNS).map(str::to_string).collect()
 }
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -137,6 +138,7 @@ pub fn row(env: &Environment, r: &RunRecord) -> Vec<String> {
         format_extras(&r.extras),
         r.notes.clone(),
     ]);
+    out.extend(r.cpu.fields());
     out
 }
 

@@ -1,6 +1,6 @@
-//! `wsbench plot RESULTS.csv --out DIR`: per workload, throughput and p99
-//! against workers (log2 x); p99 against offered load where the file holds
-//! a rate sweep; percentile spectra from `--hdr-dir` logs. One line per
+//! `wsbench plot RESULTS.csv --out DIR`: per workload, throughput, p99 and
+//! CPU per request against workers (log2 x); p99 against offered load where
+//! the file holds a rate sweep; percentile spectra from `--hdr-dir` logs. One line per
 //! scheduler, min..max over runs as a band, the machine in a caption.
 
 pub mod chart;
@@ -137,6 +137,19 @@ pub(crate) fn scaling_charts(cells: &[CellSummary], caption: &str) -> Vec<(Strin
             out.push((
                 format!("{base}-p99"),
                 workers_chart(title, "p99 latency (log scale)", Scale::Log(DECADE), p99, caption),
+            ));
+        }
+        let cpu = series_of(
+            group
+                .iter()
+                .filter_map(|c| Some((c.key.scheduler.clone(), point(c.key.workers as f64, c.cpu_us_per_op.as_ref()?))))
+                .collect(),
+        );
+        if cpu.iter().any(|s| !s.points.is_empty()) {
+            let title = format!("{workload}: CPU per request vs workers{variant}");
+            out.push((
+                format!("{base}-cpu"),
+                workers_chart(title, "CPU time per request, µs (runtime under test)", Scale::Linear, cpu, caption),
             ));
         }
     }

@@ -58,8 +58,14 @@ impl Run {
 /// Runs `wsbench args...` in `dir`, failing the test if it outlives the
 /// deadline (the process is killed first).
 pub fn wsbench_in(dir: &Path, args: &[&str]) -> Run {
+    wsbench_env(dir, args, &[])
+}
+
+/// [`wsbench_in`] with extra environment variables.
+pub fn wsbench_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let child = Command::new(env!("CARGO_BIN_EXE_wsbench"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -170,6 +170,7 @@ pub(crate) fn run_ours(
     rt: &RuntimeSpec,
     plan: &crate::plan::Plan,
     opts: &crate::api::RunOptions,
+    meter: &crate::cpu::CpuMeter,
 ) -> Result<crate::api::RunOutput, Error> {
-    crate::runner::execute(Ours::build(kind, rt)?, rt, plan, opts)
+    crate::runner::execute(Ours::build(kind, rt)?, rt, plan, opts, meter)
 }
