@@ -7,9 +7,9 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command, RunArgs};
 use crate::config::RunConfig;
+use crate::doctor::{self, Machine};
 use crate::env::Environment;
 use crate::export::{self, Results, Settings};
-use crate::doctor::{self, Machine};
 use crate::{compare, config, history, isolate, list, plot, report, runner, table};
 
 /// Exit status when wsbench worked and the answer is no: `compare` found a
@@ -56,7 +56,15 @@ pub fn run() -> Result<ExitCode> {
         Some(Command::Doctor(args)) => {
             let workers = config::parse_workers(args.workers.as_deref())?;
             let planned = workers.iter().copied().max().unwrap_or(1);
-            print!("{}", doctor::render(&doctor::inspect(&Machine::this(), config::allowed_cpus(), planned, doctor::BUSY_SAMPLE)));
+            print!(
+                "{}",
+                doctor::render(&doctor::inspect(
+                    &Machine::this(),
+                    config::allowed_cpus(),
+                    planned,
+                    doctor::BUSY_SAMPLE
+                ))
+            );
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -120,8 +120,12 @@ mod tests {
         assert_eq!(c, CpuColumns::default());
         assert_eq!(c.fields(), ["", "", "", "", "", ""].map(String::from));
         // No ops: no per-op values, but the CPU time is still known.
-        let cpu =
-            CpuUsage { cpu_ns: 1_000_000, window: Duration::from_millis(1), ctx_switches_voluntary: 0, ctx_switches_involuntary: 0 };
+        let cpu = CpuUsage {
+            cpu_ns: 1_000_000,
+            window: Duration::from_millis(1),
+            ctx_switches_voluntary: 0,
+            ctx_switches_involuntary: 0,
+        };
         let c = CpuColumns::of(&output(0, Some(cpu), Some(3)), 1);
         assert_eq!((c.cpu_ms, c.cpu_us_per_op, c.wakeups_per_op), (Some(1.0), None, None));
         assert_eq!(c.ctx_switches_voluntary, Some(0), "a measured zero is a zero");

@@ -155,7 +155,8 @@ fn smt(m: &Machine) -> Finding {
 fn load(m: &Machine, allowed_cpus: usize, busy: &[(String, f64)]) -> Finding {
     let load1: Option<f64> = m.read("proc/loadavg").and_then(|l| l.split_whitespace().next()?.parse().ok());
     let listed = busy.iter().map(|(name, share)| format!("{name} {:.0}%", share * 100.0)).collect::<Vec<_>>();
-    let busy_text = if listed.is_empty() { String::new() } else { format!("; busiest other processes: {}", listed.join(", ")) };
+    let busy_text =
+        if listed.is_empty() { String::new() } else { format!("; busiest other processes: {}", listed.join(", ")) };
     match load1 {
         None => finding("load", Level::Info, "no /proc/loadavg", ""),
         Some(l) if l > LOAD_SHARE * allowed_cpus as f64 || !busy.is_empty() => finding(
@@ -170,9 +171,11 @@ fn load(m: &Machine, allowed_cpus: usize, busy: &[(String, f64)]) -> Finding {
 
 fn isolation(m: &Machine) -> Finding {
     let cmdline = m.read("proc/cmdline").unwrap_or_default();
-    let param = |name: &str| cmdline.split_whitespace().find_map(|p| p.strip_prefix(&format!("{name}="))).map(str::to_string);
+    let param =
+        |name: &str| cmdline.split_whitespace().find_map(|p| p.strip_prefix(&format!("{name}="))).map(str::to_string);
     let isolated = m.read("sys/devices/system/cpu/isolated").filter(|s| !s.is_empty()).or(param("isolcpus"));
-    let nohz = m.read("sys/devices/system/cpu/nohz_full").filter(|s| !s.is_empty() && s != "(null)").or(param("nohz_full"));
+    let nohz =
+        m.read("sys/devices/system/cpu/nohz_full").filter(|s| !s.is_empty() && s != "(null)").or(param("nohz_full"));
     match (isolated, nohz) {
         (Some(i), n) => finding(
             "isolation",
@@ -200,7 +203,8 @@ pub fn parse_cpu_max(text: &str) -> Option<Option<f64>> {
 }
 
 fn cgroup(m: &Machine, planned_workers: usize) -> Finding {
-    let path = m.read("proc/self/cgroup").and_then(|t| t.lines().find_map(|l| l.strip_prefix("0::").map(str::to_string)));
+    let path =
+        m.read("proc/self/cgroup").and_then(|t| t.lines().find_map(|l| l.strip_prefix("0::").map(str::to_string)));
     let Some(path) = path else { return finding("cgroup", Level::Info, "no cgroup v2 membership found", "") };
     let dir = format!("sys/fs/cgroup/{}", path.trim_start_matches('/'));
     match m.read(&format!("{dir}/cpu.max")).as_deref().and_then(parse_cpu_max) {
@@ -231,11 +235,15 @@ fn clocksource(m: &Machine) -> Finding {
 
 fn perf(m: &Machine) -> Finding {
     match m.read("proc/sys/kernel/perf_event_paranoid").and_then(|v| v.parse::<i32>().ok()) {
-        Some(p) if p <= 1 => finding("perf", Level::Ok, format!("perf_event_paranoid = {p}: hardware counters readable"), ""),
+        Some(p) if p <= 1 => {
+            finding("perf", Level::Ok, format!("perf_event_paranoid = {p}: hardware counters readable"), "")
+        }
         Some(p) => finding(
             "perf",
             Level::Info,
-            format!("perf_event_paranoid = {p}: hardware counters need privileges (perf stat -e cycles fails unprivileged)"),
+            format!(
+                "perf_event_paranoid = {p}: hardware counters need privileges (perf stat -e cycles fails unprivileged)"
+            ),
             "sudo sysctl kernel.perf_event_paranoid=1",
         ),
         None => finding("perf", Level::Info, "no perf_event interface (a VM or container without it)", ""),
@@ -337,7 +345,9 @@ pub fn render(findings: &[Finding]) -> String {
         }
     }
     let warnings = findings.iter().filter(|f| f.level == Level::Warn).count();
-    out.push_str(&format!("{warnings} warning(s); results from a machine with warnings are less stable and less comparable\n"));
+    out.push_str(&format!(
+        "{warnings} warning(s); results from a machine with warnings are less stable and less comparable\n"
+    ));
     out
 }
 

@@ -7,8 +7,8 @@ use std::str::FromStr;
 
 use anyhow::{bail, ensure, Context, Result};
 
-use crate::export::csv::{parse_extras, CORE_COLUMNS};
 use crate::cpu::CpuColumns;
+use crate::export::csv::{parse_extras, CORE_COLUMNS};
 use crate::record::{counter_names, CellKey, Latencies, LatencyMetric, RunRecord, Status};
 
 /// A results file read back.

@@ -51,7 +51,7 @@ fn a_crash_is_a_failed_row_with_the_signal_and_stderr_and_the_matrix_goes_on() {
 #[test]
 fn crash_is_refused_in_process() {
     let dir = scratch("crash-in-process");
-    run(&dir, "crash,yield-many", &["--in-process"], &[]).code(1).stderr_has(&["`crash`", "--in-process"]);
+    run(&dir, "crash,yield-many", &["--in-process"], &[]).code(2).stderr_has(&["`crash`", "--in-process"]);
     assert!(!dir.join("out.csv").exists(), "refused before anything ran");
 }
 

@@ -268,7 +268,9 @@ fn cpu_per_op_is_judged_like_a_latency_with_the_tail_floor() {
     write(&dir, "base.csv", &text(10.0));
     // +20%: beyond the 10% tail floor, and the 5 + 5 runs do not overlap.
     write(&dir, "current.csv", &text(12.0));
-    wsbench_in(&dir, &["compare", "base.csv", "current.csv", "--json", "report.json"]).code(1).stdout_has(&["cpu_us_per_op"]);
+    wsbench_in(&dir, &["compare", "base.csv", "current.csv", "--json", "report.json"])
+        .code(1)
+        .stdout_has(&["cpu_us_per_op"]);
     assert_eq!(verdict_of(&dir, "cpu_us_per_op"), "regressed");
     assert_eq!(verdict_of(&dir, "throughput_per_s"), "unchanged");
     // Lower is better.

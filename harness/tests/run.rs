@@ -72,7 +72,8 @@ fn run_writes_table_csv_json_and_hdr_logs() {
     assert_eq!(&header[design.len()..design.len() + counters.len()], counters.as_slice());
     assert!(header.iter().any(|h| h == "status") && header.iter().any(|h| h == "p9999_us"));
     // The CPU columns close the row.
-    let cpu = ["cpu_ms", "cpu_us_per_op", "cpu_util", "ctx_switches_voluntary", "ctx_switches_involuntary", "wakeups_per_op"];
+    let cpu =
+        ["cpu_ms", "cpu_us_per_op", "cpu_util", "ctx_switches_voluntary", "ctx_switches_involuntary", "wakeups_per_op"];
     assert_eq!(&header[header.len() - cpu.len()..], cpu.as_slice());
     assert_eq!(rows.len(), 6 * 2, "cells x runs");
     for row in &rows {

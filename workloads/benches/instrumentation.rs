@@ -39,7 +39,9 @@ fn clock(c: &mut Criterion) {
 
 fn counters(c: &mut Criterion) {
     let blocks = counter_blocks(WORKERS);
-    c.bench_function("counters/per_poll", |b| b.iter(|| count_poll(black_box(&blocks), black_box(3), black_box(1_234))));
+    c.bench_function("counters/per_poll", |b| {
+        b.iter(|| count_poll(black_box(&blocks), black_box(3), black_box(1_234)))
+    });
 }
 
 criterion_group!(benches, record, clock, counters);

@@ -28,8 +28,8 @@ use futures_lite::FutureExt;
 use hdrhistogram::Histogram;
 
 use crate::api::{CpuUsage, RunOutput};
-use crate::cpu::CpuMeter;
 use crate::arrivals::{ArrivalKind, Arrivals};
+use crate::cpu::CpuMeter;
 use crate::record::{nanos, new_histogram, Collector, Histos};
 use crate::rt::{counters_delta, pin_current, Counters, Rt, Spawner};
 use crate::Error;

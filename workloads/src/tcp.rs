@@ -33,13 +33,13 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
 use crate::arrivals::Arrivals;
+use crate::cpu::CpuMeter;
 use crate::dist::Dist;
 use crate::micro::{fan_out, maybe_panic};
 use crate::openloop::{
     count_left, drain_budget, mix, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Outcome, Request, Window,
 };
 use crate::record::{nanos, Collector, Histos};
-use crate::cpu::CpuMeter;
 use crate::rt::{counters_delta, pin_current, read_exact, Rt, Spawner};
 use crate::spin::spin_ns;
 use crate::Error;

@@ -69,7 +69,14 @@ pub const EXTRA_COLUMNS: [&str; 16] = [
 
 /// The full header.
 pub fn header() -> Vec<String> {
-    CORE_COLUMNS.iter().copied().chain(counter_names()).chain(EXTRA_COLUMNS).chain(CPU_COLUMNS).map(str::to_string).collect()
+    CORE_COLUMNS
+        .iter()
+        .copied()
+        .chain(counter_names())
+        .chain(EXTRA_COLUMNS)
+        .chain(CPU_COLUMNS)
+        .map(str::to_string)
+        .collect()
 }
 
 fn opt<T: ToString>(v: Option<T>) -> String {

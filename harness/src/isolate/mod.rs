@@ -146,7 +146,12 @@ fn wait_or_kill(child: &mut Child, stdout_done: &mpsc::Receiver<()>, deadline: I
 }
 
 /// Runs one measured run in a fresh child process under the watchdog.
-pub(crate) fn run_in_child(runtime: &RuntimeSpec, spec: &WorkloadSpec, options: &RunOptions, limit: Duration) -> RunEnd {
+pub(crate) fn run_in_child(
+    runtime: &RuntimeSpec,
+    spec: &WorkloadSpec,
+    options: &RunOptions,
+    limit: Duration,
+) -> RunEnd {
     let deadline = Instant::now() + limit;
     let input = match wire::encode_spec(runtime, spec, options) {
         Ok(bytes) => bytes,
@@ -208,8 +213,7 @@ pub fn child_main() -> Result<ExitCode> {
     let mut input = Vec::new();
     std::io::stdin().read_to_end(&mut input).context("cannot read the run spec on stdin")?;
     let spec = wire::decode_spec(&input)?;
-    let result =
-        panic::catch_unwind(AssertUnwindSafe(|| backend::run(&spec.runtime, &spec.workload, &spec.options)));
+    let result = panic::catch_unwind(AssertUnwindSafe(|| backend::run(&spec.runtime, &spec.workload, &spec.options)));
     let frame = match result {
         Ok(Ok(output)) => wire::encode_ok(&output).unwrap_or_else(|e| wire::encode_error(&format!("{e:#}"))),
         Ok(Err(e)) => wire::encode_error(&format!("{e:#}")),
@@ -243,9 +247,15 @@ mod tests {
     #[test]
     fn exits_are_described_with_signal_or_status() {
         let abort = describe_exit(ExitStatus::from_raw(6), "fatal runtime error");
-        assert_eq!(abort, "the run's child process was killed by signal 6 (SIGABRT); last lines of its stderr: fatal runtime error");
+        assert_eq!(
+            abort,
+            "the run's child process was killed by signal 6 (SIGABRT); last lines of its stderr: fatal runtime error"
+        );
         assert!(describe_exit(ExitStatus::from_raw(9), "").contains("OOM killer"));
         // A wait status of 3 << 8 is "exited with status 3".
-        assert_eq!(describe_exit(ExitStatus::from_raw(3 << 8), ""), "the run's child process exited with status 3; its stderr was empty");
+        assert_eq!(
+            describe_exit(ExitStatus::from_raw(3 << 8), ""),
+            "the run's child process exited with status 3; its stderr was empty"
+        );
     }
 }

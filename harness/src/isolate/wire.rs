@@ -347,12 +347,22 @@ mod tests {
             worker_cores: vec![0, 1],
             loadgen_cores: vec![2],
         };
-        let w = WorkloadSpec { name: "rpc-fanout".into(), params: vec![("fanout".into(), "2".into())], rate_per_s: Some(5e3) };
+        let w = WorkloadSpec {
+            name: "rpc-fanout".into(),
+            params: vec![("fanout".into(), "2".into())],
+            rate_per_s: Some(5e3),
+        };
         let o = RunOptions { duration: Duration::from_millis(250), warmup: Duration::from_millis(50), seed: 43 };
         let back = decode_spec(&encode_spec(&rt, &w, &o).unwrap()).unwrap();
         assert_eq!((back.runtime.sched.as_str(), back.runtime.workers), ("steal-half", 3));
-        assert_eq!((back.runtime.knobs, back.runtime.worker_cores, back.runtime.loadgen_cores), (rt.knobs, rt.worker_cores, rt.loadgen_cores));
-        assert_eq!((back.workload.name, back.workload.params, back.workload.rate_per_s), (w.name, w.params, w.rate_per_s));
+        assert_eq!(
+            (back.runtime.knobs, back.runtime.worker_cores, back.runtime.loadgen_cores),
+            (rt.knobs, rt.worker_cores, rt.loadgen_cores)
+        );
+        assert_eq!(
+            (back.workload.name, back.workload.params, back.workload.rate_per_s),
+            (w.name, w.params, w.rate_per_s)
+        );
         assert_eq!((back.options.duration, back.options.warmup, back.options.seed), (o.duration, o.warmup, o.seed));
         assert!(decode_spec(br#"{"version":2}"#).is_err());
     }
