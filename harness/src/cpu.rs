@@ -79,8 +79,8 @@ mod tests {
     fn output(ops: u64, cpu: Option<CpuUsage>, unparks: Option<u64>) -> RunOutput {
         RunOutput {
             ops,
-            failed: 0,
-            sent: ops,
+            failed: None,
+            sent: None,
             elapsed: Duration::from_millis(500),
             offered_per_s: None,
             latency_ns: hdrhistogram::Histogram::new(3).unwrap(),

@@ -260,7 +260,7 @@ fn cpu_per_op_is_judged_like_a_latency_with_the_tail_floor() {
             let cpu = cpu_us * (1.0 + k * 0.01);
             let _ = writeln!(
                 out,
-                "{SCHEMA},2026-01-01T00:00:00Z,abc,host-a,cpu-x,2,tokio,2,rpc-fanout,,{run},1.0,1000,1000,,100,150,200,300,500,100,ok,{cpu}"
+                "{SCHEMA},2026-01-01T00:00:00Z,abc,host-a,cpu-x,2,steal-half,2,rpc-fanout,,{run},1.0,1000,1000,,100,150,200,300,500,100,ok,{cpu}"
             );
         }
         out

@@ -513,7 +513,7 @@ mod tests {
         };
         let w = Window::new(&spec);
         let slow = |_: Request| thread::sleep(HANDOFF);
-        let totals = generate(&spec, &w, &slow, &|| (), || ()).unwrap();
+        let totals = generate(&spec, &w, &slow, &|| (), || (), &crate::cpu::CpuMeter::new()).unwrap();
         assert_eq!((totals.sent, totals.skipped), (100, 0), "every scheduled request is sent, late");
         assert!((1..=50).contains(&totals.sent_in_window), "{} hand-offs of 2 ms in 100 ms", totals.sent_in_window);
         let offered = totals.offered_per_s(&w);
@@ -521,7 +521,7 @@ mod tests {
         // A generator with an instant hand-off offers at most its schedule:
         // exactly 100 arrivals are intended inside the window.
         let w = Window::new(&spec);
-        let totals = generate(&spec, &w, &|_: Request| (), &|| (), || ()).unwrap();
+        let totals = generate(&spec, &w, &|_: Request| (), &|| (), || (), &crate::cpu::CpuMeter::new()).unwrap();
         assert_eq!(totals.sent, 100);
         assert!(totals.sent_in_window <= 100 && totals.offered_per_s(&w) <= 1_000.0 + 1e-9);
     }

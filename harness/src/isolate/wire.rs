@@ -109,8 +109,8 @@ pub fn decode_spec(bytes: &[u8]) -> Result<ChildSpec> {
 #[serde(deny_unknown_fields)]
 struct OutputMsg {
     ops: u64,
-    failed: u64,
-    sent: u64,
+    failed: Option<u64>,
+    sent: Option<u64>,
     elapsed_ns: u64,
     offered_per_s: Option<f64>,
     latency_ns: String,
@@ -276,8 +276,8 @@ mod tests {
         counters[0].1 = Some(7);
         RunOutput {
             ops: 4,
-            failed: 1,
-            sent: 5,
+            failed: Some(1),
+            sent: Some(5),
             elapsed: Duration::from_millis(500),
             offered_per_s: Some(10.0),
             latency_ns: latency.clone(),
@@ -308,7 +308,7 @@ mod tests {
         assert_eq!(back.uncorrected_ns, out.uncorrected_ns);
         assert!(back.queue_wait_ns.is_none());
         assert_eq!(back.counters, out.counters);
-        assert_eq!((back.ops, back.failed, back.sent, back.elapsed), (4, 1, 5, Duration::from_millis(500)));
+        assert_eq!((back.ops, back.failed, back.sent, back.elapsed), (4, Some(1), Some(5), Duration::from_millis(500)));
         assert_eq!((back.notes, back.params, back.extras), (out.notes, out.params, out.extras));
         assert!(back.schedule_slipped);
         assert_eq!(back.cpu, out.cpu);
