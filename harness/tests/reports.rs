@@ -206,7 +206,13 @@ fn sweep() -> Vec<Cell<'static>> {
 #[test]
 fn plot_writes_svg_and_png_with_one_series_per_scheduler() {
     let dir = scratch("plot");
-    write(&dir, "r.csv", &csv_text(SCHEMA, "cpu-x", &sweep()));
+    // With a CPU column: 5 µs per op on every row.
+    let text: String = csv_text(SCHEMA, "cpu-x", &sweep())
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i == 0 { format!("{l},cpu_us_per_op\n") } else { format!("{l},5\n") })
+        .collect();
+    write(&dir, "r.csv", &text);
     let run = wsbench_in(&dir, &["plot", "r.csv", "--out", "charts", "--width", "640", "--height", "400"]);
     run.ok();
     let cpu_svg = std::fs::read_to_string(dir.join("charts").join("yield-many-cpu.svg")).unwrap();
