@@ -48,7 +48,8 @@ fn run_writes_table_csv_json_and_hdr_logs() {
     {
         assert!(table[header_line].contains(column), "missing `{column}` in {}", table[header_line]);
     }
-    let rows: Vec<&&str> = table[header_line + 2..].iter().take_while(|l| l.split_whitespace().nth(2) == Some("yield-many")).collect();
+    let rows: Vec<&&str> =
+        table[header_line + 2..].iter().take_while(|l| l.split_whitespace().nth(2) == Some("yield-many")).collect();
     assert_eq!(rows.len(), 6, "one row per cell:\n{}", run.stdout);
     // A benchmark row's latency is the time of one iteration, and the
     // legend says so (not "from intended send time").
