@@ -125,6 +125,19 @@ const TIMERS: &[ParamInfo] = &[
     PANIC_EVERY,
 ];
 
+const TIMEOUTS: &[ParamInfo] = &[
+    SERVICE,
+    p("service-us", "10", "mean CPU time of the backend call in us: 0..=1e6"),
+    p("timeout-ms", "100", "timeout around each call in ms (a fired timeout is a failed request): 1..=60000"),
+    P_BIMODAL_P,
+    P_BIMODAL_RATIO,
+    P_PARETO_SHAPE,
+    ARRIVAL,
+    LOADGEN,
+    STALL_MS,
+    PANIC_EVERY,
+];
+
 const TCP_RPC: &[ParamInfo] = &[
     SERVICE_FIXED,
     p("service-us", "10", "mean CPU time per request in us: 0..=1e6"),
@@ -190,6 +203,7 @@ pub static WORKLOADS: &[WorkloadInfo] = &[
     open("rpc-fanout", "open loop: each request fans out to k CPU subtasks and fans in (default rate 2000/s per worker)", RPC_FANOUT, 2_000.0),
     open("skewed", "open loop: all requests enter at one worker, or rare 100x stragglers (default rate 1000/s per worker)", SKEWED, 1_000.0),
     open("timers", "open loop: each request sleeps a downstream latency under a deadline; timer lateness (default 2000/s per worker)", TIMERS, 2_000.0),
+    open("timeouts", "open loop: each request awaits a backend subtask under a timeout that almost never fires: arm + cancel per request (default 2000/s per worker)", TIMEOUTS, 2_000.0),
     open("tcp-rpc", "open loop over loopback TCP: std-thread clients, server on the runtime (default 1000/s per worker)", TCP_RPC, 1_000.0),
     open("mixed", "open loop over TCP: handlers fan out to CPU subtasks that await timers, with a deadline (default 500/s per worker)", MIXED, 500.0),
     WorkloadInfo {

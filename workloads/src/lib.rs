@@ -6,7 +6,7 @@
 //! - tokio's scheduler benchmarks (`spawn-many-*`, `yield-many`,
 //!   `ping-pong`, `chained-spawn`);
 //! - open-loop microservice workloads (`rpc-fanout`, `skewed`, `timers`,
-//!   `tcp-rpc`, `mixed`) with coordinated-omission-corrected latency,
+//!   `timeouts`, `tcp-rpc`, `mixed`) with coordinated-omission-corrected latency,
 //!   queue wait and service time recorded apart, in per-thread
 //!   hdrhistograms;
 //! - `hang` and `crash`, test-only workloads that never finish and abort

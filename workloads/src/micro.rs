@@ -1,5 +1,5 @@
 //! In-process open-loop microservice workloads: `rpc-fanout`, `skewed`,
-//! `timers`. Each is a request handler, written once against
+//! `timers`, `timeouts`. Each is a request handler, written once against
 //! [`Spawner`]; the load generator in [`crate::openloop`] drives it.
 
 use std::time::{Duration, Instant};
@@ -36,6 +36,15 @@ pub(crate) struct Skewed {
 pub(crate) struct Timers {
     pub downstream: Dist,
     pub deadline: Duration,
+}
+
+/// `timeouts`: each request is a call to a backend subtask (spinning a
+/// drawn service time) awaited under a timeout that almost never fires, so
+/// that arming and cancelling a timer is on every request's path.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    pub service: Dist,
+    pub timeout: Duration,
 }
 
 /// Panics with the injected-fault message when `req` says so.
@@ -117,5 +126,24 @@ pub(crate) async fn timers_request<S: Spawner>(sp: S, req: Request, cfg: Timers)
     match sp.timeout(cfg.deadline, downstream).await {
         Some(late_ns) => Outcome { aux_ns: Some(late_ns), ..Outcome::OK },
         None => Outcome::MISSED,
+    }
+}
+
+/// One `timeouts` request. The backend call is a spawned subtask, so the
+/// first poll of the timeout finds it pending and files the timer (a call
+/// that completed inline would never arm one); its completion then cancels
+/// the timer. A fired timeout is a failed request (a deadline miss) whose
+/// aux value is the timeout's lateness: time from arming to the handler
+/// resuming, minus the timeout.
+pub(crate) async fn timeouts_request<S: Spawner>(sp: S, req: Request, cfg: Timeouts) -> Outcome {
+    maybe_panic(&req);
+    let mut rng = SmallRng::seed_from_u64(req.seed);
+    let ns = cfg.service.sample(&mut rng);
+    let call = sp.spawn_inside(async move { spin_ns(ns) });
+    let armed = Instant::now();
+    match sp.timeout(cfg.timeout, call).await {
+        Some(Ok(())) => Outcome::OK,
+        Some(Err(_)) => Outcome::FAILED,
+        None => Outcome { aux_ns: Some(nanos(armed.elapsed().saturating_sub(cfg.timeout))), ..Outcome::MISSED },
     }
 }

@@ -11,7 +11,7 @@ use crate::arrivals::{ArrivalKind, ARRIVAL_KINDS};
 use crate::bench::{Bench, Shape};
 use crate::catalog::{SCHEDULERS, WORKLOADS};
 use crate::dist::Dist;
-use crate::micro::{Fanout, Skewed, Timers};
+use crate::micro::{Fanout, Skewed, Timeouts, Timers};
 use crate::openloop::{Injection, LoadSpec};
 use crate::params::Params;
 use crate::rt::check_cores;
@@ -30,6 +30,7 @@ const MAX_STALL_MS: u64 = 60_000;
 const MAX_PANIC_EVERY: u64 = 1_000_000_000_000;
 const MAX_FANOUT: u64 = 1024;
 const MAX_DEADLINE_US: u64 = 60_000_000;
+const MAX_TIMEOUT_MS: u64 = 60_000;
 const MAX_STRAGGLER_FACTOR: f64 = 10_000.0;
 const MAX_SPAWNS: u64 = 10_000_000;
 const MAX_TASKS: u64 = 1_000_000;
@@ -120,6 +121,7 @@ pub(crate) enum Work {
     Fanout(Fanout, Load),
     Skewed(Skewed, Injection, Load),
     Timers(Timers, Load),
+    Timeouts(Timeouts, Load),
     Tcp(Handler, Load),
     Hang,
     Crash,
@@ -252,6 +254,11 @@ fn open_work(p: &mut Params<'_>, workers: usize, rate_per_s: f64) -> Result<Work
         "timers" => {
             let downstream = Dist::from_params(p, "downstream", "downstream-us")?;
             Work::Timers(Timers { downstream, deadline: deadline(p)? }, load(p, workers, rate_per_s, false)?)
+        }
+        "timeouts" => {
+            let service = Dist::from_params(p, "service", "service-us")?;
+            let timeout = Duration::from_millis(p.u64_in("timeout-ms", 1, MAX_TIMEOUT_MS)?);
+            Work::Timeouts(Timeouts { service, timeout }, load(p, workers, rate_per_s, false)?)
         }
         "tcp-rpc" => {
             let service = Dist::from_params(p, "service", "service-us")?;

@@ -6,7 +6,7 @@ use crate::api::{RunOptions, RunOutput, RuntimeSpec, SchedInfo, WorkloadInfo, Wo
 use crate::bench::run_bench;
 use crate::catalog::{SCHEDULERS, WORKLOADS};
 use crate::cpu::CpuMeter;
-use crate::micro::{fanout_request, skewed_request, timers_request};
+use crate::micro::{fanout_request, skewed_request, timeouts_request, timers_request};
 use crate::openloop::{run_in_process, Injection};
 use crate::plan::{plan, which, Plan, Which, Work};
 use crate::rt::smol_rt::Smol;
@@ -100,6 +100,14 @@ fn dispatch<R: Rt>(
             let handler = move |sp: &R::Spawner, req| timers_request(sp.clone(), req, cfg);
             let mut report = run_in_process(runtime, &spec, Injection::Remote, handler, meter)?;
             report.aux_extras("timer_lateness");
+            Ok(report.into_output(&spec, params))
+        }
+        Work::Timeouts(cfg, load) => {
+            let spec = load.spec(rt, opts);
+            let handler = move |sp: &R::Spawner, req| timeouts_request(sp.clone(), req, cfg);
+            let mut report = run_in_process(runtime, &spec, Injection::Remote, handler, meter)?;
+            report.extras.push(("timeouts_fired".into(), report.histos.deadline_misses as f64));
+            report.aux_extras("timeout_lateness");
             Ok(report.into_output(&spec, params))
         }
         Work::Tcp(handler, load) => {
