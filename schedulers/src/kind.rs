@@ -17,16 +17,20 @@ pub enum SchedulerKind {
     StealHalf,
     /// One thread, a plain `VecDeque`.
     CurrentThread,
+    /// N independent single-worker runtimes, each with its own driver; no
+    /// stealing, no shared queue.
+    ThreadPerCore,
 }
 
 impl SchedulerKind {
     /// Every kind, in table order.
-    pub const ALL: [SchedulerKind; 5] = [
+    pub const ALL: [SchedulerKind; 6] = [
         SchedulerKind::Global,
         SchedulerKind::PerWorker,
         SchedulerKind::StealOne,
         SchedulerKind::StealHalf,
         SchedulerKind::CurrentThread,
+        SchedulerKind::ThreadPerCore,
     ];
 
     /// The `--sched` name.
@@ -37,6 +41,7 @@ impl SchedulerKind {
             SchedulerKind::StealOne => "steal-one",
             SchedulerKind::StealHalf => "steal-half",
             SchedulerKind::CurrentThread => "current-thread",
+            SchedulerKind::ThreadPerCore => "thread-per-core",
         }
     }
 
@@ -50,9 +55,13 @@ impl SchedulerKind {
                 "tokio's design: 256-slot ring, LIFO slot, steal half, inject queue, searching throttle"
             }
             SchedulerKind::CurrentThread => "one thread, plain VecDeque, no atomics on the local queue (--workers 1)",
+            SchedulerKind::ThreadPerCore => THREAD_PER_CORE_ABOUT,
         }
     }
 }
+
+const THREAD_PER_CORE_ABOUT: &str =
+    "N independent current-thread runtimes, own epoll driver and timer wheel each; no stealing; outside spawns round-robin; SO_REUSEPORT listener per core";
 
 impl fmt::Display for SchedulerKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -62,7 +71,9 @@ impl fmt::Display for SchedulerKind {
 
 /// An unknown `--sched` name.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("unknown scheduler `{name}`; allowed: global, per-worker, steal-one, steal-half, current-thread")]
+#[error(
+    "unknown scheduler `{name}`; allowed: global, per-worker, steal-one, steal-half, current-thread, thread-per-core"
+)]
 pub struct UnknownScheduler {
     /// The name that was given.
     pub name: String,

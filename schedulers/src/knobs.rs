@@ -6,7 +6,7 @@
 use std::fmt;
 
 use crate::SchedulerKind;
-use crate::SchedulerKind::{CurrentThread, Global, PerWorker, StealHalf, StealOne};
+use crate::SchedulerKind::{CurrentThread, Global, PerWorker, StealHalf, StealOne, ThreadPerCore};
 
 /// tokio's cap on consecutive LIFO-slot polls.
 pub const DEFAULT_MAX_LIFO_POLLS: u32 = 3;
@@ -225,7 +225,7 @@ pub const KNOBS: &[KnobInfo] = &[
         default: "128",
         allowed: "off|integer 1..=1000000",
         about: "cooperative budget units per poll",
-        applies_to: &[Global, PerWorker, StealOne, StealHalf, CurrentThread],
+        applies_to: &[Global, PerWorker, StealOne, StealHalf, CurrentThread, ThreadPerCore],
     },
     KnobInfo {
         name: "victim",
@@ -239,7 +239,7 @@ pub const KNOBS: &[KnobInfo] = &[
         default: "61",
         allowed: "integer 1..=1024",
         about: "ticks between non-blocking I/O and timer driver polls",
-        applies_to: &[Global, PerWorker, StealOne, StealHalf, CurrentThread],
+        applies_to: &[Global, PerWorker, StealOne, StealHalf, CurrentThread, ThreadPerCore],
     },
     KnobInfo {
         name: "task-align",
@@ -247,7 +247,7 @@ pub const KNOBS: &[KnobInfo] = &[
         allowed: "none|64|128",
         about:
             "task cells packed, or each on a 64/128-byte boundary (tokio: 128) against false sharing between neighbours",
-        applies_to: &[Global, PerWorker, StealOne, StealHalf, CurrentThread],
+        applies_to: &[Global, PerWorker, StealOne, StealHalf, CurrentThread, ThreadPerCore],
     },
 ];
 

@@ -32,6 +32,7 @@ mod global;
 mod per_worker;
 mod steal_half;
 mod steal_one;
+mod thread_per_core;
 
 pub use kind::{SchedulerKind, UnknownScheduler};
 pub use runtime::{spawn, BuildError, Builder, Handle, Runtime};

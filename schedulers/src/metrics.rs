@@ -128,6 +128,17 @@ pub const DRIVER_COUNTER_NAMES: &[&str] = &[
 ];
 
 impl DriverMetrics {
+    /// Adds another driver's counters (maxima: the larger), for runtimes
+    /// made of several drivers (`thread-per-core`).
+    pub fn merge(&mut self, other: &DriverMetrics) {
+        self.io_events += other.io_events;
+        self.timers_fired += other.timers_fired;
+        self.timer_lateness_us_total += other.timer_lateness_us_total;
+        self.timer_lateness_us_max = self.timer_lateness_us_max.max(other.timer_lateness_us_max);
+        self.timer_lock_contended += other.timer_lock_contended;
+        self.blocking_threads_spawned += other.blocking_threads_spawned;
+    }
+
     /// `(csv name, value)` pairs in [`DRIVER_COUNTER_NAMES`] order.
     pub fn fields(&self) -> Vec<(&'static str, u64)> {
         vec![

@@ -23,6 +23,10 @@ use std::task::{ready, Context, Poll};
 use crate::coop;
 use crate::driver::{Direction, PollEvented};
 
+/// Pending-connection queue of a listener bound by
+/// [`TcpListener::bind_reuse_port`] (the value std and mio use).
+const LISTEN_BACKLOG: i32 = 1024;
+
 /// Tries `op` on each address `addr` resolves to; the last error if all fail.
 async fn each_addr<A, T, F, Fut>(addr: A, mut op: F) -> io::Result<T>
 where
@@ -56,6 +60,26 @@ impl TcpListener {
         each_addr(addr, |a| async move {
             let listener = mio::net::TcpListener::bind(a)?;
             Ok(TcpListener { io: PollEvented::new(listener)? })
+        })
+        .await
+    }
+
+    /// Binds to `addr` with `SO_REUSEPORT` (and `SO_REUSEADDR`), so that
+    /// several listeners — one per `thread-per-core` core, each registered
+    /// with its own core's driver — share one port and the kernel spreads
+    /// incoming connections over them. Every listener of the group must be
+    /// bound this way (by the same user); port 0 picks a free port for the
+    /// first, whose [`local_addr`] the others then bind.
+    ///
+    /// [`local_addr`]: TcpListener::local_addr
+    pub async fn bind_reuse_port<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
+        each_addr(addr, |a| async move {
+            let socket = socket2::Socket::new(socket2::Domain::for_address(a), socket2::Type::STREAM, None)?;
+            socket.set_reuse_address(true)?;
+            socket.set_reuse_port(true)?;
+            socket.bind(&a.into())?;
+            socket.listen(LISTEN_BACKLOG)?;
+            TcpListener::from_std(socket.into())
         })
         .await
     }

@@ -4,7 +4,13 @@ use wsbench_schedulers::{Builder, SchedulerKind};
 
 fn kinds() -> Vec<(SchedulerKind, usize)> {
     let mut v = vec![(SchedulerKind::CurrentThread, 1)];
-    for k in [SchedulerKind::Global, SchedulerKind::PerWorker, SchedulerKind::StealOne, SchedulerKind::StealHalf] {
+    for k in [
+        SchedulerKind::Global,
+        SchedulerKind::PerWorker,
+        SchedulerKind::StealOne,
+        SchedulerKind::StealHalf,
+        SchedulerKind::ThreadPerCore,
+    ] {
         for w in [1, 2, 8] {
             v.push((k, w));
         }

@@ -733,3 +733,9 @@ fn stress_steal_half() {
 fn stress_current_thread() {
     stress(SchedulerKind::CurrentThread);
 }
+
+#[test]
+#[ignore = "stress: run with --ignored (scripts/stress.sh for the full form)"]
+fn stress_thread_per_core() {
+    stress(SchedulerKind::ThreadPerCore);
+}

@@ -37,6 +37,12 @@ pub static SCHEDULERS: &[SchedInfo] = &[
         single_worker_only: true,
     },
     SchedInfo {
+        name: "thread-per-core",
+        about: "N independent current-thread runtimes, own epoll driver and timer wheel each; no stealing; outside spawns round-robin; SO_REUSEPORT listener per core",
+        is_reference: false,
+        single_worker_only: false,
+    },
+    SchedInfo {
         name: "tokio",
         about: "reference: tokio multi-thread runtime, same worker count, tokio's reactor and timer",
         is_reference: true,

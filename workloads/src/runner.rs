@@ -19,8 +19,8 @@ use crate::Error;
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
 /// Every `--sched` name: ours (`global`, `per-worker`, `steal-one`,
-/// `steal-half`, `current-thread`) then the references (`tokio`,
-/// `tokio-current`, `smol`).
+/// `steal-half`, `current-thread`, `thread-per-core`) then the references
+/// (`tokio`, `tokio-current`, `smol`).
 pub fn schedulers() -> &'static [SchedInfo] {
     SCHEDULERS
 }

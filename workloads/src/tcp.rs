@@ -336,17 +336,8 @@ fn client_conn(
 pub(crate) fn run_tcp<R: Rt>(rt: &R, spec: &LoadSpec, h: Handler, meter: &CpuMeter) -> Result<OpenReport, Error> {
     let sp = rt.spawner();
     let collector = Collector::new();
-    let (listener, addr) = {
-        let sp = sp.clone();
-        rt.block_on(async move {
-            let l = sp.listen(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
-            let addr = sp.local_addr(&l)?;
-            Ok::<_, io::Error>((l, addr))
-        })
-        .map_err(|e| Error::io("binding the tcp-rpc server on 127.0.0.1", e))?
-    };
     let base = Instant::now();
-    drop(sp.spawn(accept_loop(sp.clone(), listener, h, base, Arc::clone(&collector))));
+    let addr = start_server(rt, h, base, &collector)?;
     let stall_for = spec.stall;
     let stall = || drop(sp.spawn(async move { thread::sleep(stall_for) }));
     let at_start = || {
@@ -358,6 +349,50 @@ pub(crate) fn run_tcp<R: Rt>(rt: &R, spec: &LoadSpec, h: Handler, meter: &CpuMet
     report.counters = counters_delta(&counters_start, &sp.counters());
     report.cpu = meter.finish();
     Ok(report)
+}
+
+/// Binds the server and starts its accept loop: one listener bound from
+/// `block_on`, or, on a runtime with several listener shards
+/// (`thread-per-core`), one listener per shard, each bound (with
+/// `SO_REUSEPORT`, all on the first one's port) and served by a task on
+/// its own shard.
+fn start_server<R: Rt>(rt: &R, h: Handler, base: Instant, collector: &Arc<Collector>) -> Result<SocketAddr, Error> {
+    let sp = rt.spawner();
+    let bind_err = |e| Error::io("binding the tcp-rpc server on 127.0.0.1", e);
+    let shards = sp.listener_shards();
+    if shards == 1 {
+        let (listener, addr) = {
+            let sp = sp.clone();
+            rt.block_on(async move {
+                let l = sp.listen(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
+                let addr = sp.local_addr(&l)?;
+                Ok::<_, io::Error>((l, addr))
+            })
+            .map_err(bind_err)?
+        };
+        drop(sp.spawn(accept_loop(sp.clone(), listener, h, base, Arc::clone(collector))));
+        return Ok(addr);
+    }
+    let mut addr = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+    for shard in 0..shards {
+        let (inner, want) = (sp.clone(), addr);
+        let bound = rt.block_on(async move {
+            let (sp, ask) = (inner.clone(), want);
+            let bind = async move {
+                let l = sp.listen_shard(ask).await?;
+                let addr = sp.local_addr(&l)?;
+                Ok::<_, io::Error>((l, addr))
+            };
+            inner.spawn_on(shard, bind).await
+        });
+        let (listener, got) = match bound {
+            Ok(r) => r.map_err(bind_err)?,
+            Err(_) => return Err(bind_err(io::Error::other(format!("the bind task of shard {shard} failed")))),
+        };
+        addr = got;
+        drop(sp.spawn_on(shard, accept_loop(sp.clone(), listener, h, base, Arc::clone(collector))));
+    }
+    Ok(addr)
 }
 
 fn run_clients<C: Fn() + Sync, T>(
@@ -440,6 +475,48 @@ fn merge_clients(results: Vec<ConnResult>, server: &Collector, spec: &LoadSpec, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// On `thread-per-core` the server binds a listener per core: 32
+    /// connections, each making one round trip, are served by tasks on
+    /// more than one core (the kernel spreads them over the SO_REUSEPORT
+    /// group; all on one of 4 has probability 4 x 4^-32), and each is
+    /// answered.
+    #[test]
+    fn thread_per_core_serves_connections_on_several_cores() {
+        use crate::api::RuntimeSpec;
+        use crate::rt::ours::Ours;
+        use wsbench_schedulers::SchedulerKind;
+        let spec = RuntimeSpec {
+            sched: "thread-per-core".into(),
+            workers: 4,
+            knobs: Vec::new(),
+            worker_cores: Vec::new(),
+            loadgen_cores: Vec::new(),
+        };
+        let rt = Ours::build(SchedulerKind::ThreadPerCore, &spec).unwrap();
+        let sp = rt.spawner();
+        assert_eq!(sp.listener_shards(), 4);
+        let base = Instant::now();
+        let h = Handler::Rpc(TcpRpc { service: Dist::Fixed { ns: 0.0 } });
+        let addr = start_server(&rt, h, base, &Collector::new()).unwrap();
+        let before = sp.polls_per_worker();
+        let clients: Vec<_> = (0..32u64)
+            .map(|id| {
+                thread::spawn(move || {
+                    let mut s = TcpStream::connect(addr).unwrap();
+                    let req = Request { id, intended: base, sent: base, seed: id, measured: false, must_panic: false };
+                    exchange(&mut s, &req, base, 0).unwrap()
+                })
+            })
+            .collect();
+        for c in clients {
+            assert!(c.join().unwrap(), "request failed");
+        }
+        let after = sp.polls_per_worker();
+        let busy = before.iter().zip(&after).filter(|(b, a)| a > b).count();
+        assert!(busy >= 2, "connections served on {busy} core(s): polls {before:?} -> {after:?}");
+        rt.shutdown(Duration::from_secs(5));
+    }
 
     #[test]
     fn requests_round_trip_through_the_wire_format() {

@@ -100,6 +100,7 @@ per_scheduler! {
     steal_one => "steal-one",
     steal_half => "steal-half",
     current_thread => "current-thread",
+    thread_per_core => "thread-per-core",
     tokio => "tokio",
     tokio_current => "tokio-current",
     smol => "smol",

@@ -17,6 +17,7 @@ use crate::per_worker::PerWorker;
 use crate::policy::Policy;
 use crate::steal_half::StealHalf;
 use crate::steal_one::StealOne;
+use crate::thread_per_core::ThreadPerCore;
 use crate::SchedulerKind;
 
 /// Most worker threads a runtime accepts (the idle state packs counts in
@@ -27,7 +28,7 @@ pub const DEFAULT_MAX_BLOCKING_THREADS: usize = 512;
 /// Default keep-alive of an idle blocking thread (tokio's).
 pub const DEFAULT_BLOCKING_KEEP_ALIVE: Duration = Duration::from_secs(10);
 
-type ThreadHook = Arc<dyn Fn(usize) + Send + Sync + 'static>;
+pub(crate) type ThreadHook = Arc<dyn Fn(usize) + Send + Sync + 'static>;
 
 /// Configures and builds a [`Runtime`].
 #[derive(Clone)]
@@ -93,7 +94,7 @@ impl Builder {
     }
 
     /// Called on each worker thread, with its index, before it runs tasks
-    /// (e.g. to pin it to a core).
+    /// (e.g. to pin it to a core). `thread-per-core` passes the core index.
     pub fn on_thread_start(mut self, f: impl Fn(usize) + Send + Sync + 'static) -> Builder {
         self.on_thread_start = Some(Arc::new(f));
         self
@@ -152,6 +153,30 @@ impl Builder {
             SchedulerKind::StealOne => self.start::<StealOne>(knobs, workers),
             SchedulerKind::StealHalf => self.start::<StealHalf>(knobs, workers),
             SchedulerKind::CurrentThread => self.start::<CurrentThread>(knobs, workers),
+            SchedulerKind::ThreadPerCore => {
+                let (tpc, parts) = ThreadPerCore::start(self, workers)?;
+                Ok(Runtime::from_parts(Handle::from(tpc), parts))
+            }
+        }
+    }
+
+    /// The `on_thread_start` hook, if any.
+    pub(crate) fn thread_start_hook(&self) -> Option<ThreadHook> {
+        self.on_thread_start.clone()
+    }
+
+    /// The builder of core `index` of a `thread-per-core` runtime: one
+    /// `current-thread` worker with this builder's knobs and blocking pool
+    /// settings, no hook (the caller sets one).
+    pub(crate) fn current_thread_core(&self, index: usize) -> Builder {
+        Builder {
+            kind: SchedulerKind::CurrentThread,
+            workers: Some(1),
+            knobs: self.knobs.clone(),
+            on_thread_start: None,
+            max_blocking_threads: self.max_blocking_threads,
+            blocking_keep_alive: self.blocking_keep_alive,
+            thread_name: format!("{}-{index}", self.thread_name),
         }
     }
 

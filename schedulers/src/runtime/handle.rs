@@ -2,7 +2,9 @@
 //!
 //! `Handle` is an enum over `Arc<Shared<P>>` for each policy: a `match`
 //! picks the monomorphised code once per call, so spawning and scheduling
-//! are statically dispatched within each variant.
+//! are statically dispatched within each variant. `thread-per-core` is the
+//! one variant made of other runtimes (its cores, each a `current-thread`
+//! runtime); its `Runtime` owns them as parts.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -18,6 +20,7 @@ use crate::per_worker::PerWorker;
 use crate::steal_half::StealHalf;
 use crate::steal_one::StealOne;
 use crate::task::JoinHandle;
+use crate::thread_per_core::ThreadPerCore;
 use crate::SchedulerKind;
 
 /// How long dropping a `Runtime` waits for its workers.
@@ -30,16 +33,20 @@ enum Inner {
     StealOne(Arc<Shared<StealOne>>),
     StealHalf(Arc<Shared<StealHalf>>),
     CurrentThread(Arc<Shared<CurrentThread>>),
+    ThreadPerCore(Arc<ThreadPerCore>),
 }
 
+/// `$body` with `$s` bound to the runtime's `Arc<Shared<P>>`, or `$tpc`
+/// with `$t` bound to the `thread-per-core` cores.
 macro_rules! with_shared {
-    ($handle:expr, $s:ident => $body:expr) => {
+    ($handle:expr, $s:ident => $body:expr, $t:ident => $tpc:expr) => {
         match &$handle.inner {
             Inner::Global($s) => $body,
             Inner::PerWorker($s) => $body,
             Inner::StealOne($s) => $body,
             Inner::StealHalf($s) => $body,
             Inner::CurrentThread($s) => $body,
+            Inner::ThreadPerCore($t) => $tpc,
         }
     };
 }
@@ -54,6 +61,12 @@ macro_rules! impl_from_shared {
     )*};
 }
 impl_from_shared!(Global, PerWorker, StealOne, StealHalf, CurrentThread);
+
+impl From<Arc<ThreadPerCore>> for Handle {
+    fn from(t: Arc<ThreadPerCore>) -> Handle {
+        Handle { inner: Inner::ThreadPerCore(t) }
+    }
+}
 
 /// A cheap, cloneable reference to a runtime: spawn onto it from any
 /// thread. Clone + Send + Sync.
@@ -82,7 +95,21 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        with_shared!(self, s => s.spawn(future))
+        with_shared!(self, s => s.spawn(future), t => t.spawn(future))
+    }
+
+    /// Spawns a task on worker `index` (modulo the worker count) of a
+    /// `thread-per-core` runtime; on every other policy, the same as
+    /// [`Handle::spawn`] (their workers share or steal work).
+    pub fn spawn_on<F>(&self, index: usize, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        match &self.inner {
+            Inner::ThreadPerCore(t) => t.core(index).spawn(future),
+            _ => self.spawn(future),
+        }
     }
 
     /// Runs `f` on the blocking pool.
@@ -91,12 +118,12 @@ impl Handle {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        with_shared!(self, s => s.blocking.spawn(self, f))
+        with_shared!(self, s => s.blocking.spawn(self, f), t => t.pick().spawn_blocking(f))
     }
 
     /// A snapshot of the per-worker and driver counters.
     pub fn metrics(&self) -> RuntimeMetrics {
-        with_shared!(self, s => s.metrics())
+        with_shared!(self, s => s.metrics(), t => t.metrics())
     }
 
     /// Starts a new measurement window for the peak counters (the `_max`
@@ -115,25 +142,28 @@ impl Handle {
             Inner::StealOne(_) => SchedulerKind::StealOne,
             Inner::StealHalf(_) => SchedulerKind::StealHalf,
             Inner::CurrentThread(_) => SchedulerKind::CurrentThread,
+            Inner::ThreadPerCore(_) => SchedulerKind::ThreadPerCore,
         }
     }
 
     /// Worker threads.
     pub fn workers(&self) -> usize {
-        with_shared!(self, s => s.workers)
+        with_shared!(self, s => s.workers, t => t.workers())
     }
 
     /// Tasks alive (spawned and not yet completed).
     pub fn alive_tasks(&self) -> usize {
-        with_shared!(self, s => s.owned.len())
+        with_shared!(self, s => s.owned.len(), t => t.alive_tasks())
     }
 
     pub(crate) fn driver_handle(&self) -> driver::Handle {
-        with_shared!(self, s => s.driver_handle.clone())
+        with_shared!(self, s => s.driver_handle.clone(), t => t.core(0).driver_handle())
     }
 
+    /// Shuts the runtime's own workers down; `thread-per-core` has none
+    /// (its parts shut down their own).
     fn shutdown(&self, timeout: Duration) -> bool {
-        with_shared!(self, s => s.shutdown(timeout))
+        with_shared!(self, s => s.shutdown(timeout), _t => true)
     }
 }
 
@@ -160,12 +190,20 @@ where
 pub struct Runtime {
     handle: Handle,
     threads: Vec<std::thread::JoinHandle<()>>,
+    /// Runtimes this one is made of (`thread-per-core`'s cores); empty
+    /// otherwise.
+    parts: Vec<Runtime>,
     done: bool,
 }
 
 impl Runtime {
     pub(crate) fn new(handle: Handle, threads: Vec<std::thread::JoinHandle<()>>) -> Runtime {
-        Runtime { handle, threads, done: false }
+        Runtime { handle, threads, parts: Vec::new(), done: false }
+    }
+
+    /// A runtime made of `parts`, reached through `handle`.
+    pub(crate) fn from_parts(handle: Handle, parts: Vec<Runtime>) -> Runtime {
+        Runtime { handle, threads: Vec::new(), parts, done: false }
     }
 
     /// Runs `future` to completion on the calling thread, in the runtime's
@@ -233,7 +271,12 @@ impl Runtime {
             return true;
         }
         self.done = true;
-        let clean = self.handle.shutdown(timeout);
+        let deadline = std::time::Instant::now() + timeout;
+        let mut clean = true;
+        for part in &mut self.parts {
+            clean &= part.shutdown_inner(deadline.saturating_duration_since(std::time::Instant::now()));
+        }
+        clean &= self.handle.shutdown(timeout);
         let me = std::thread::current().id();
         for t in self.threads.drain(..) {
             if clean && t.thread().id() != me {

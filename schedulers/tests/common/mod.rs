@@ -8,8 +8,13 @@ use std::time::Duration;
 use wsbench_schedulers::{Builder, Runtime, SchedulerKind};
 
 /// The policies that take more than one worker.
-pub const MULTI: [SchedulerKind; 4] =
-    [SchedulerKind::Global, SchedulerKind::PerWorker, SchedulerKind::StealOne, SchedulerKind::StealHalf];
+pub const MULTI: [SchedulerKind; 5] = [
+    SchedulerKind::Global,
+    SchedulerKind::PerWorker,
+    SchedulerKind::StealOne,
+    SchedulerKind::StealHalf,
+    SchedulerKind::ThreadPerCore,
+];
 
 /// Every policy with each worker count in `counts` (current-thread: 1).
 pub fn configs(counts: &[usize]) -> Vec<(SchedulerKind, usize)> {

@@ -101,6 +101,30 @@ pub trait Spawner: Clone + Send + Sync + 'static {
     /// Binds a listener on the runtime's own reactor.
     fn listen(&self, addr: SocketAddr) -> impl Future<Output = io::Result<Self::Listener>> + Send;
 
+    /// How many listeners (and accept loops) a server runs: one per core on
+    /// `thread-per-core`, where each core has its own reactor; 1 elsewhere.
+    fn listener_shards(&self) -> usize {
+        1
+    }
+
+    /// Spawns on listener shard `shard` (`thread-per-core`: that core);
+    /// elsewhere the same as [`Spawner::spawn`].
+    fn spawn_on<F>(&self, shard: usize, f: F) -> Self::Join<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let _ = shard;
+        self.spawn(f)
+    }
+
+    /// Binds one listener of a group that shares a port (`SO_REUSEPORT`),
+    /// on the reactor of the calling task's shard; elsewhere the same as
+    /// [`Spawner::listen`].
+    fn listen_shard(&self, addr: SocketAddr) -> impl Future<Output = io::Result<Self::Listener>> + Send {
+        self.listen(addr)
+    }
+
     /// The address a listener is bound to.
     fn local_addr(&self, listener: &Self::Listener) -> io::Result<SocketAddr>;
 

@@ -117,6 +117,26 @@ impl Spawner for OursSpawner {
         TcpListener::bind(addr)
     }
 
+    fn listener_shards(&self) -> usize {
+        if self.handle.kind() == SchedulerKind::ThreadPerCore {
+            self.handle.workers()
+        } else {
+            1
+        }
+    }
+
+    fn spawn_on<F>(&self, shard: usize, f: F) -> OursJoin<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        OursJoin(self.handle.spawn_on(shard, f))
+    }
+
+    fn listen_shard(&self, addr: SocketAddr) -> impl Future<Output = io::Result<Self::Listener>> + Send {
+        TcpListener::bind_reuse_port(addr)
+    }
+
     fn local_addr(&self, listener: &Self::Listener) -> io::Result<SocketAddr> {
         listener.local_addr()
     }
@@ -161,6 +181,14 @@ impl Spawner for OursSpawner {
 
     fn global_queue_intervals(&self) -> Vec<u32> {
         self.handle.metrics().global_queue_intervals.into_iter().flatten().collect()
+    }
+}
+
+impl OursSpawner {
+    /// Task polls per worker (per core on `thread-per-core`).
+    #[cfg(test)]
+    pub(crate) fn polls_per_worker(&self) -> Vec<u64> {
+        self.handle.metrics().workers.iter().map(|w| w.polls).collect()
     }
 }
 
