@@ -131,7 +131,7 @@ impl Handle {
     /// [`Handle::metrics`] reports the largest value since this call, not
     /// since the runtime was built. Cumulative counters are unaffected.
     pub fn reset_peak_metrics(&self) {
-        with_shared!(self, s => s.driver_handle.reset_peaks())
+        with_shared!(self, s => s.driver_handle.reset_peaks(), t => t.reset_peak_metrics())
     }
 
     /// The scheduling policy.

@@ -111,6 +111,11 @@ impl ThreadPerCore {
         self.cores.iter().map(Handle::alive_tasks).sum()
     }
 
+    /// Restarts the peak counters of every core's driver.
+    pub(crate) fn reset_peak_metrics(&self) {
+        self.cores.iter().for_each(Handle::reset_peak_metrics);
+    }
+
     /// Worker counters in core order; driver counters summed (maxima: max).
     pub(crate) fn metrics(&self) -> RuntimeMetrics {
         let mut all = RuntimeMetrics::default();
