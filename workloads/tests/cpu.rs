@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{opts, rt, run, wl};
+use common::{judge, opts, rt, run, with_cpu_pressure, wl};
 use wsbench_workloads::api::{CpuUsage, RunOutput};
 
 /// Every test here counts the CPU of every thread this process starts: one
@@ -87,17 +87,19 @@ fn idle_backoff_costs_more_cpu_than_idle_park_under_light_load() {
     const RUNS: usize = 5;
     let w = wl("rpc-fanout", &[("fanout", "0")], Some(5000.0));
     let mut samples: [Vec<(f64, u64)>; 2] = [Vec::new(), Vec::new()];
-    for i in 0..RUNS {
-        // ABBA order, so a drift in machine load favours neither.
-        let order = if i % 2 == 0 { [0, 1] } else { [1, 0] };
-        for k in order {
-            let mut spec = rt("steal-half", 2);
-            spec.knobs = vec![("idle".to_string(), ["park", "backoff"][k].to_string())];
-            let out = run(&spec, &w, &opts(300, 50)).unwrap();
-            let cpu = out.cpu.expect("/proc is readable here");
-            samples[k].push((cpu_us_per_op(&out), cpu.ctx_switches_involuntary));
+    let ((), stolen) = with_cpu_pressure(|| {
+        for i in 0..RUNS {
+            // ABBA order, so a drift in machine load favours neither.
+            let order = if i % 2 == 0 { [0, 1] } else { [1, 0] };
+            for k in order {
+                let mut spec = rt("steal-half", 2);
+                spec.knobs = vec![("idle".to_string(), ["park", "backoff"][k].to_string())];
+                let out = run(&spec, &w, &opts(300, 50)).unwrap();
+                let cpu = out.cpu.expect("/proc is readable here");
+                samples[k].push((cpu_us_per_op(&out), cpu.ctx_switches_involuntary));
+            }
         }
-    }
+    });
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
@@ -105,6 +107,16 @@ fn idle_backoff_costs_more_cpu_than_idle_park_under_light_load() {
     let cpu: Vec<f64> = samples.iter().map(|s| median(&mut s.iter().map(|x| x.0).collect())).collect();
     let involuntary: Vec<f64> = samples.iter().map(|s| median(&mut s.iter().map(|x| x.1 as f64).collect())).collect();
     eprintln!("CPU per request: park {:.1} us, backoff {:.1} us; involuntary switches {involuntary:?}", cpu[0], cpu[1]);
-    assert!(cpu[1] > cpu[0], "idle=backoff {:.1} us per request vs idle=park {:.1} us", cpu[1], cpu[0]);
+    // CPU per request is CPU time, but on a machine oversubscribed by other
+    // processes a parked worker's wake-ups get dearer (more migrations and
+    // cache refills), which can hide the backoff's spinning: a failed check
+    // under stolen CPU is reported inconclusive (strict with
+    // WSBENCH_STRICT_MEASUREMENT, as in the nightly script).
+    let check = if cpu[1] > cpu[0] {
+        Ok(())
+    } else {
+        Err(format!("idle=backoff {:.1} us per request vs idle=park {:.1} us", cpu[1], cpu[0]))
+    };
+    judge("idle=backoff vs idle=park CPU per request", check, stolen);
     assert!(involuntary[1] >= 5.0 * involuntary[0].max(1.0), "involuntary switches park/backoff: {involuntary:?}");
 }

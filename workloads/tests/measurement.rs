@@ -22,49 +22,6 @@ const ONE_WORKER: [&str; 5] = ["tokio", "tokio-current", "smol", "current-thread
 /// held up (the machine was busy) measured the machine, not the runtime.
 const ATTEMPTS: usize = 3;
 
-/// Above this share of a run's wall time during which some task on the
-/// machine waited for a CPU (Linux pressure stall information), the
-/// machine was oversubscribed by others and a known-answer timing check
-/// measures them, not the runtime.
-const STOLEN_CPU_LIMIT: f64 = 0.10;
-/// Set (the nightly script sets it) to fail a timing check even when CPU was
-/// stolen, instead of reporting it inconclusive.
-const STRICT_ENV: &str = "WSBENCH_STRICT_MEASUREMENT";
-
-/// `/proc/pressure/cpu`'s "some" total: microseconds during which at least
-/// one runnable task waited for a CPU; `None` where the kernel has no PSI.
-fn cpu_pressure_total_us() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/pressure/cpu").ok()?;
-    let some = text.lines().find(|l| l.starts_with("some "))?;
-    some.split_whitespace().find_map(|f| f.strip_prefix("total="))?.parse().ok()
-}
-
-/// Runs `f` and returns its result with the share of its wall time during
-/// which tasks waited for a CPU (`None` without PSI).
-fn with_cpu_pressure<T>(f: impl FnOnce() -> T) -> (T, Option<f64>) {
-    let (p0, t0) = (cpu_pressure_total_us(), std::time::Instant::now());
-    let out = f();
-    let wall_us = t0.elapsed().as_secs_f64() * 1e6;
-    let share = p0.zip(cpu_pressure_total_us()).map(|(a, b)| (b.saturating_sub(a)) as f64 / wall_us);
-    (out, share)
-}
-
-/// A failed timing check is inconclusive, not a failure, when another
-/// process took the CPUs during the run (and [`STRICT_ENV`] is not set).
-fn judge(what: &str, check: Result<(), String>, stolen: Option<f64>) {
-    let Err(why) = check else { return };
-    let strict = std::env::var_os(STRICT_ENV).is_some();
-    match stolen {
-        Some(share) if share > STOLEN_CPU_LIMIT && !strict => eprintln!(
-            "{what}: INCONCLUSIVE, CPU was stolen: tasks waited for a CPU {:.0}% of the run (limit {:.0}%); \
-             the check would have failed: {why}",
-            share * 100.0,
-            STOLEN_CPU_LIMIT * 100.0
-        ),
-        _ => panic!("{what}: {why} (CPU wait during the run: {stolen:?})"),
-    }
-}
-
 /// (a) Fixed service time S at low load: p50 latency lands within
 /// [0.9 S, 1.25 S + 250 us] of S — the stated margin covers spawn and
 /// wake-up costs plus calibration error of the spin — and so does the
