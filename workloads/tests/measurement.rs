@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{opts, rt, run, us, wl};
+use common::{judge, opts, rt, run, us, with_cpu_pressure, wl};
 
 /// The tests in this file measure time: they run one at a time (cargo runs
 /// a file's tests on parallel threads, which would make them compete for
@@ -31,8 +31,8 @@ const ATTEMPTS: usize = 3;
 /// request. When every attempt's generator slipped (another process took
 /// the CPU), the uncorrected p50 — the runtime's part — must still meet the
 /// margin. A timing check that fails while other processes held the CPUs
-/// (pressure stall information over [`STOLEN_CPU_LIMIT`]) is reported
-/// inconclusive with the reason, unless [`STRICT_ENV`] is set.
+/// (pressure stall information over [`common::STOLEN_CPU_LIMIT`]) is reported
+/// inconclusive with the reason, unless [`common::STRICT_ENV`] is set.
 #[test]
 fn fixed_service_time_at_low_load_gives_p50_near_s() {
     let _serial = serial();
