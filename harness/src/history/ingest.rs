@@ -13,31 +13,20 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context, Result};
 
 use super::store::{NewRun, Repetition, RunKey};
-use crate::export::csv::parse_extras;
+use crate::export::csv::{parse_extras, CORE_COLUMNS};
 use crate::load::load;
 use crate::record::{Status, SCHEMA_VERSION};
 
-/// Columns that identify a row or hold text/flags: never stored as metrics.
-const NOT_METRICS: [&str; 18] = [
-    "schema_version",
-    "timestamp",
-    "git_sha",
-    "host",
-    "cpu_model",
-    "logical_cpus",
-    "scheduler",
-    "workers",
-    "workload",
-    "knobs",
-    "run",
-    "params",
-    "rate_per_s",
-    "status",
-    "error",
-    "resolved_params",
-    "extras",
-    "notes",
-];
+/// The CSV's identity prefix, `schema_version` through `run` (the first 11
+/// of [`CORE_COLUMNS`]): it names a row and holds no measurement.
+const IDENTITY_COLUMNS: &[&str] = CORE_COLUMNS.split_at(11).0;
+/// Columns after the counters that hold text, flags or settings.
+const TEXT_COLUMNS: [&str; 7] = ["status", "error", "params", "rate_per_s", "resolved_params", "extras", "notes"];
+
+/// Whether a CSV column holds a measurement to store.
+fn is_metric(name: &str) -> bool {
+    !IDENTITY_COLUMNS.contains(&name) && !TEXT_COLUMNS.contains(&name)
+}
 
 /// The results CSV (and the JSON beside it, when there is one) for an
 /// argument of `history add`: a run directory holding `results.csv`, or a
@@ -108,7 +97,7 @@ pub fn read_runs(input: &Path) -> Result<Vec<NewRun>> {
         let mut metrics = Vec::new();
         if loaded.status == Status::Ok {
             for (name, value) in header.iter().zip(record.iter()) {
-                if NOT_METRICS.contains(&name.as_str()) {
+                if !is_metric(name) {
                     continue;
                 }
                 if let Ok(v) = value.trim().parse::<f64>() {
@@ -139,4 +128,25 @@ pub fn read_runs(input: &Path) -> Result<Vec<NewRun>> {
         });
     }
     Ok(runs.into_values().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::csv::EXTRA_COLUMNS;
+
+    #[test]
+    fn non_metric_columns_are_the_identity_prefix_and_the_text_columns() {
+        assert_eq!(IDENTITY_COLUMNS.first(), Some(&"schema_version"));
+        assert_eq!(IDENTITY_COLUMNS.last(), Some(&"run"));
+        for c in TEXT_COLUMNS {
+            assert!(EXTRA_COLUMNS.contains(&c), "{c} is not a CSV column");
+        }
+        for c in ["duration_s", "p99_us", "polls", "cpu_us_per_op", "p9999_us"] {
+            assert!(is_metric(c), "{c}");
+        }
+        for c in ["host", "run", "status", "notes", "rate_per_s"] {
+            assert!(!is_metric(c), "{c}");
+        }
+    }
 }
