@@ -29,7 +29,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-slug() { tr '[:upper:]' '[:lower:]' | sed -e 's/[^a-z0-9]\{1,\}/-/g' -e 's/^-//' -e 's/-$//'; }
+. scripts/common.sh
 cpu_model() {
     # Same source as wsbench's cpu_model on Linux; empty elsewhere.
     sed -n 's/^model name[[:space:]]*:[[:space:]]*//p;T;q' /proc/cpuinfo 2>/dev/null || true
@@ -91,12 +91,7 @@ out=${WSBENCH_OUT:-results/nightly/$(date -u +%Y-%m-%dT%H%M%SZ)${suffix}}
 mkdir -p "$out"
 if [ "$tiny" = 1 ]; then echo tiny > "$out/mode"; else echo full > "$out/mode"; fi
 
-if [ -n "${WSBENCH_BIN:-}" ]; then
-    bin=$WSBENCH_BIN
-else
-    cargo build --release -p wsbench >&2
-    bin=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/release/wsbench
-fi
+bin=$(wsbench_bin)
 
 echo "nightly: ${cores} logical CPUs, output in $out" >&2
 if [ "$tiny" != 1 ]; then

@@ -23,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-slug() { tr '[:upper:]' '[:lower:]' | sed -e 's/[^a-z0-9]\{1,\}/-/g' -e 's/^-//' -e 's/-$//'; }
+. scripts/common.sh
 logical_cpus() { getconf _NPROCESSORS_ONLN 2>/dev/null || nproc; }
 
 tiny=${WSBENCH_TINY:-0}
@@ -52,12 +52,7 @@ else
 fi
 mkdir -p "$out"
 
-if [ -n "${WSBENCH_BIN:-}" ]; then
-    bin=$WSBENCH_BIN
-else
-    cargo build --release -p wsbench >&2
-    bin=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/release/wsbench
-fi
+bin=$(wsbench_bin)
 
 echo "scaling: ${cores} logical CPUs, workers ${workers}, output in $out" >&2
 "$bin" doctor --workers "$workers" | tee "$out/doctor.txt" >&2
