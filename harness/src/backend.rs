@@ -1,12 +1,23 @@
 //! The only door into the workloads crate: every call the harness makes to
 //! `wsbench_workloads` goes through this module.
 
+use std::sync::Mutex;
+
 use anyhow::Result;
 use wsbench_workloads::api::{RunOptions, RunOutput, RuntimeSpec, SchedInfo, WorkloadInfo, WorkloadSpec};
 
-/// Every `--sched` name, ours and the references.
+/// Every `--sched` name: ours (built-in and registered) and the
+/// references. The list only changes when a policy is registered (at the
+/// start of `main`), so it is built once per change and kept.
 pub fn schedulers() -> &'static [SchedInfo] {
-    wsbench_workloads::schedulers()
+    static CACHE: Mutex<&'static [SchedInfo]> = Mutex::new(&[]);
+    let mut cached = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let now = wsbench_workloads::schedulers();
+    let same = cached.len() == now.len() && cached.iter().zip(&now).all(|(a, b)| a.name == b.name);
+    if !same {
+        *cached = Box::leak(now.into_boxed_slice());
+    }
+    *cached
 }
 
 /// Every workload.

@@ -16,8 +16,8 @@ use crate::lists::{parse_duration, parse_pair, parse_u64_list};
 use crate::record::{join_pairs, CellKey};
 use crate::slo::Slo;
 
-/// More workers than this is taken for a typo.
-pub const MAX_WORKERS: u64 = 4096;
+/// Most workers a runtime accepts (the schedulers crate's limit).
+pub const MAX_WORKERS: u64 = wsbench_schedulers::MAX_WORKERS as u64;
 /// A `--duration` or `--warmup` longer than a day is taken for a typo.
 pub const MAX_RUN_PHASE: Duration = Duration::from_secs(24 * 60 * 60);
 /// The longest `--timeout`: above the default for the longest run phases.

@@ -5,6 +5,16 @@
 //! `summary` (pure statistics) → `export` (CSV, JSON,
 //! markdown, HDR logs) and `table`; `compare` and `plot` read CSVs back via
 //! `load`. The workloads crate is reached only through `backend`.
+//!
+//! # As a library
+//!
+//! A binary of your own gets the whole CLI (`list`, `run`, `compare`,
+//! `plot`, ...) with extra schedulers in it: register them with
+//! `wsbench_schedulers::register` first, then hand over to [`main`] (see
+//! `examples/custom_policy.rs` and the README, "Adding your own
+//! scheduler"). [`main`] also serves the child processes the harness
+//! starts for each run (they re-run the same binary), so register in
+//! `main` before anything else.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -35,3 +45,16 @@ pub mod stats;
 pub mod summary;
 pub mod table;
 pub mod ttest;
+
+/// The whole `wsbench` command line: parses `std::env::args`, runs the
+/// command, prints an error (`Error: ...`) and returns the exit status
+/// (0 success, 1 a negative answer, 2 an error; see the README).
+pub fn main() -> std::process::ExitCode {
+    match app::run() {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("Error: {err:#}");
+            app::exit_code_for(&err)
+        }
+    }
+}

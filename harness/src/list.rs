@@ -41,7 +41,7 @@ pub fn render() -> String {
     }
     out.push_str("\nKnobs (--knob NAME=VALUE[,VALUE..]; ours only):\n");
     for k in KNOBS {
-        let applies: Vec<_> = k.applies_to.iter().map(|s| s.name()).collect();
+        let applies: Vec<_> = k.applies_to().iter().map(|s| s.name()).collect();
         let _ = writeln!(
             out,
             "  {:<16} default {:<9} allowed {:<26} {} (applies to {})",

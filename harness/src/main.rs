@@ -1,14 +1,7 @@
-//! The `wsbench` binary: parse, run, report errors.
+//! The `wsbench` binary: the whole CLI lives in the library
+//! ([`wsbench::main`]), so that other binaries can add schedulers to it.
 #![forbid(unsafe_code)]
 
-use std::process::ExitCode;
-
-fn main() -> ExitCode {
-    match wsbench::app::run() {
-        Ok(code) => code,
-        Err(err) => {
-            eprintln!("Error: {err:#}");
-            wsbench::app::exit_code_for(&err)
-        }
-    }
+fn main() -> std::process::ExitCode {
+    wsbench::main()
 }

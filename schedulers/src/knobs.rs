@@ -6,7 +6,6 @@
 use std::fmt;
 
 use crate::SchedulerKind;
-use crate::SchedulerKind::{CurrentThread, Global, PerWorker, StealHalf, StealOne, ThreadPerCore};
 
 /// tokio's cap on consecutive LIFO-slot polls.
 pub const DEFAULT_MAX_LIFO_POLLS: u32 = 3;
@@ -158,88 +157,74 @@ pub struct KnobInfo {
     pub allowed: &'static str,
     /// One line of meaning.
     pub about: &'static str,
-    /// Policies it applies to.
-    pub applies_to: &'static [SchedulerKind],
 }
+
+impl KnobInfo {
+    /// The schedulers it applies to: those whose [`crate::SchedulerInfo`]
+    /// lists it (each policy says which knobs it honours, in its folder).
+    pub fn applies_to(&self) -> Vec<SchedulerKind> {
+        SchedulerKind::all().into_iter().filter(|k| k.info().knobs.contains(&self.name)).collect()
+    }
+}
+
+/// The knobs the runtime core implements for every policy on it (idle
+/// behaviour, cooperative budget, driver poll interval, task-cell
+/// alignment): what a registered policy lists in
+/// [`crate::SchedulerInfo::knobs`] unless it has knobs of its own.
+pub const CORE_KNOBS: &[&str] = &["idle", "budget", "event-interval", "task-align"];
 
 /// Every knob.
 pub const KNOBS: &[KnobInfo] = &[
-    KnobInfo {
-        name: "lifo",
-        default: "on",
-        allowed: "on|off",
-        about: "LIFO slot for tasks woken by a worker",
-        applies_to: &[StealHalf],
-    },
+    KnobInfo { name: "lifo", default: "on", allowed: "on|off", about: "LIFO slot for tasks woken by a worker" },
     KnobInfo {
         name: "max-lifo-polls",
         default: "3",
         allowed: "integer 1..=1024",
         about: "consecutive LIFO-slot polls before the slot is bypassed",
-        applies_to: &[StealHalf],
     },
     KnobInfo {
         name: "global-interval",
         default: "adaptive",
         allowed: "adaptive|integer 1..=1024",
         about: "ticks between inject-queue-first checks (tokio: adaptive from 61)",
-        applies_to: &[StealHalf, StealOne],
     },
-    KnobInfo {
-        name: "steal",
-        default: "half",
-        allowed: "half|one|integer 1..=65536",
-        about: "tasks taken per steal",
-        applies_to: &[StealHalf],
-    },
+    KnobInfo { name: "steal", default: "half", allowed: "half|one|integer 1..=65536", about: "tasks taken per steal" },
     KnobInfo {
         name: "queue-capacity",
         default: "256",
         allowed: "power of two 4..=65536",
         about: "local ring slots per worker",
-        applies_to: &[StealHalf],
     },
     KnobInfo {
         name: "searching-limit",
         default: "half",
         allowed: "half|none",
         about: "at most half the workers search for work at once",
-        applies_to: &[StealHalf, StealOne],
     },
     KnobInfo {
         name: "idle",
         default: "park",
         allowed: "park|backoff",
         about: "idle worker parks at once, or spins and yields first",
-        applies_to: &[Global, PerWorker, StealOne, StealHalf],
     },
     KnobInfo {
         name: "inject",
         default: "mutex",
         allowed: "mutex|sharded",
         about: "one mutex inject queue, or one shard per 4 workers",
-        applies_to: &[StealHalf],
     },
     KnobInfo {
         name: "budget",
         default: "128",
         allowed: "off|integer 1..=1000000",
         about: "cooperative budget units per poll",
-        applies_to: &[Global, PerWorker, StealOne, StealHalf, CurrentThread, ThreadPerCore],
     },
-    KnobInfo {
-        name: "victim",
-        default: "random",
-        allowed: "random|sequential",
-        about: "first victim of a steal loop",
-        applies_to: &[StealHalf, StealOne],
-    },
+    KnobInfo { name: "victim", default: "random", allowed: "random|sequential", about: "first victim of a steal loop" },
     KnobInfo {
         name: "event-interval",
         default: "61",
         allowed: "integer 1..=1024",
         about: "ticks between non-blocking I/O and timer driver polls",
-        applies_to: &[Global, PerWorker, StealOne, StealHalf, CurrentThread, ThreadPerCore],
     },
     KnobInfo {
         name: "task-align",
@@ -247,7 +232,6 @@ pub const KNOBS: &[KnobInfo] = &[
         allowed: "none|64|128",
         about:
             "task cells packed, or each on a 64/128-byte boundary (tokio: 128) against false sharing between neighbours",
-        applies_to: &[Global, PerWorker, StealOne, StealHalf, CurrentThread, ThreadPerCore],
     },
 ];
 
@@ -386,13 +370,13 @@ impl Knobs {
     /// Errors when knob `name` has no meaning for `kind`.
     pub fn check_applies(name: &str, kind: SchedulerKind) -> Result<(), KnobError> {
         let info = knob_info(name)?;
-        if info.applies_to.contains(&kind) {
+        if kind.info().knobs.contains(&info.name) {
             Ok(())
         } else {
             Err(KnobError::NotApplicable {
                 name: name.to_string(),
                 kind,
-                applies: info.applies_to.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
+                applies: info.applies_to().iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
             })
         }
     }

@@ -19,7 +19,7 @@ pub mod knobs;
 mod loom;
 pub mod metrics;
 pub mod net;
-mod policy;
+pub mod policy;
 mod runtime;
 pub mod task;
 pub mod time;
@@ -34,7 +34,9 @@ mod steal_half;
 mod steal_one;
 mod thread_per_core;
 
-pub use kind::{SchedulerKind, UnknownScheduler};
+pub use kind::{
+    register, CustomKind, RegisterError, SchedulerInfo, SchedulerKind, UnknownScheduler, WorkerRule, MAX_WORKERS,
+};
 pub use runtime::{spawn, BuildError, Builder, Handle, Runtime};
 pub use task::{JoinError, JoinHandle};
 

@@ -10,14 +10,32 @@
 //! must notify ([`Wake`]). When to park is the core's decision once
 //! `next_task` and `steal` both come back empty; [`Policy::has_work`] is the
 //! re-check that closes the lost-wake-up window (see `runtime/idle.rs`).
+//!
+//! # Extension API
+//!
+//! This module is how a policy written in another crate runs on the same
+//! runtime core as ours: implement [`Policy`], describe it with a
+//! [`crate::SchedulerInfo`], and [`crate::register`] it; it is then a
+//! `--sched` name like any built-in (see the README, "Adding your own
+//! scheduler", and `harness/examples/custom_policy.rs`). The extension API is
+//! [`Policy`], [`Notified`], [`WorkerRef`], [`Origin`], [`Wake`], [`Event`],
+//! [`crate::SchedulerInfo`], [`crate::WorkerRule`], [`crate::register`] and
+//! [`crate::knobs::CORE_KNOBS`]. It is young: it may change between versions
+//! (new methods get default bodies where they can), and a change is listed
+//! in the README.
+//!
+//! A registered policy is dispatched through one virtual call per spawn and
+//! per wake (its tasks hold a `dyn` handle to the runtime); the worker loop
+//! and every call into the policy are monomorphised as for the built-ins.
 
 use crate::knobs::Knobs;
 use crate::metrics::Counters;
-use crate::task::raw::Notified;
+
+pub use crate::task::raw::Notified;
 
 /// Why a task is being scheduled from a worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Origin {
+pub enum Origin {
     /// A new task spawned by a task on this worker.
     Spawn,
     /// Woken by a task (or the driver) on this worker.
@@ -28,7 +46,7 @@ pub(crate) enum Origin {
 
 /// Whom the core must notify after a push.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wake {
+pub enum Wake {
     /// Any parked worker, if nobody is searching.
     Any,
     /// This worker in particular (its private queue got the task).
@@ -36,7 +54,7 @@ pub(crate) enum Wake {
 }
 
 /// Per-worker context passed to policy calls.
-pub(crate) struct WorkerRef<'a> {
+pub struct WorkerRef<'a> {
     /// Worker index.
     pub(crate) index: usize,
     /// Its counters (owner-only writes).
@@ -47,7 +65,74 @@ pub(crate) struct WorkerRef<'a> {
     pub(crate) is_searching: bool,
 }
 
-pub(crate) trait Policy: Send + Sync + Sized + 'static {
+/// A scheduler event a policy counts on its worker's counters (the
+/// `steals`, `lifo_hits`, ... columns); the core counts polls, spawns,
+/// parks, driver polls and busy time itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// A look at one victim's queue (`steal_attempts`).
+    StealAttempt,
+    /// A steal that got at least one task (`steals`).
+    Steal,
+    /// Tasks moved by a steal (`tasks_stolen`; count = tasks).
+    TaskStolen,
+    /// A task run from a LIFO slot (`lifo_hits`).
+    LifoHit,
+    /// A task taken from a shared (inject) queue (`inject_pops`).
+    InjectPop,
+    /// The local queue overflowed into a shared one (`overflows`).
+    Overflow,
+}
+
+impl WorkerRef<'_> {
+    /// This worker's index, `0..workers`.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The scheduler tick: incremented once per worker-loop iteration
+    /// (wraps), for fairness intervals.
+    pub fn tick(&self) -> u32 {
+        self.tick
+    }
+
+    /// Whether the worker is searching for work (stealing policies only).
+    pub fn is_searching(&self) -> bool {
+        self.is_searching
+    }
+
+    /// Adds `n` to the counter of `event` on this worker (an owner-only
+    /// relaxed store: call it only from the worker the `WorkerRef` is for).
+    #[inline]
+    pub fn count(&self, event: Event, n: u64) {
+        let c = self.counters;
+        let counter = match event {
+            Event::StealAttempt => &c.steal_attempts,
+            Event::Steal => &c.steals,
+            Event::TaskStolen => &c.tasks_stolen,
+            Event::LifoHit => &c.lifo_hits,
+            Event::InjectPop => &c.inject_pops,
+            Event::Overflow => &c.overflows,
+        };
+        Counters::bump(counter, n);
+    }
+}
+
+/// A scheduling policy: where tasks go and where workers look for them.
+/// Everything else (tasks, wakers, parking, the reactor, timers, the
+/// blocking pool, shutdown, counters) is the runtime core's.
+///
+/// Contract (checked by the core's tests for the built-ins; hold it in
+/// yours): every [`Notified`] handed to the policy is either returned from
+/// exactly one of [`Policy::next_task`] / [`Policy::next_lifo`] /
+/// [`Policy::steal`], or handed back by [`Policy::drain_core`] /
+/// [`Policy::close_shared`] at shutdown, or refused by
+/// [`Policy::push_remote`]; never duplicated, never lost. After a push, the
+/// core parks a worker only when [`Policy::has_work`] is false, so
+/// `has_work` must see every task a push made available (use orderings that
+/// make a push visible to a later `has_work` on another thread, e.g. a
+/// mutex, or Release/Acquire on the queue's length).
+pub trait Policy: Send + Sync + Sized + 'static {
     /// Per-worker state, owned by its worker thread.
     type Core: Send + 'static;
 

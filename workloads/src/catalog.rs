@@ -3,45 +3,11 @@
 
 use crate::api::{ParamInfo, SchedInfo, WorkloadInfo};
 use crate::dist::{P_BIMODAL_P, P_BIMODAL_RATIO, P_PARETO_SHAPE};
+use wsbench_schedulers::{SchedulerKind, WorkerRule};
 
-/// Every `--sched` name, ours then the references.
-pub static SCHEDULERS: &[SchedInfo] = &[
-    SchedInfo {
-        name: "global",
-        about: "one shared MPMC run queue; every push/pop goes through it",
-        is_reference: false,
-        single_worker_only: false,
-    },
-    SchedInfo {
-        name: "per-worker",
-        about: "private FIFO per worker, no stealing; remote spawns round-robin",
-        is_reference: false,
-        single_worker_only: false,
-    },
-    SchedInfo {
-        name: "steal-one",
-        about: "Chase-Lev deque per worker (crossbeam-deque), thieves steal one task",
-        is_reference: false,
-        single_worker_only: false,
-    },
-    SchedInfo {
-        name: "steal-half",
-        about: "tokio's design: 256-slot ring, LIFO slot, steal half, inject queue, searching throttle",
-        is_reference: false,
-        single_worker_only: false,
-    },
-    SchedInfo {
-        name: "current-thread",
-        about: "one thread, plain VecDeque, no atomics on the local queue (--workers 1)",
-        is_reference: false,
-        single_worker_only: true,
-    },
-    SchedInfo {
-        name: "thread-per-core",
-        about: "N independent current-thread runtimes, own epoll driver and timer wheel each; no stealing; outside spawns round-robin; SO_REUSEPORT listener per core",
-        is_reference: false,
-        single_worker_only: false,
-    },
+/// The reference runtimes' `--sched` names (ours come from
+/// `wsbench_schedulers`: see [`schedulers`]).
+pub static REFERENCES: &[SchedInfo] = &[
     SchedInfo {
         name: "tokio",
         about: "reference: tokio multi-thread runtime, same worker count, tokio's reactor and timer",
@@ -61,6 +27,22 @@ pub static SCHEDULERS: &[SchedInfo] = &[
         single_worker_only: false,
     },
 ];
+
+/// Every `--sched` name: ours (the built-in policies and any registered
+/// with `wsbench_schedulers::register`, from their own `SchedulerInfo`),
+/// then the references.
+pub fn schedulers() -> Vec<SchedInfo> {
+    let ours = SchedulerKind::all().into_iter().map(|k| {
+        let info = k.info();
+        SchedInfo {
+            name: info.name,
+            about: info.about,
+            is_reference: false,
+            single_worker_only: info.workers == WorkerRule::ExactlyOne,
+        }
+    });
+    ours.chain(REFERENCES.iter().copied()).collect()
+}
 
 const fn p(name: &'static str, default: &'static str, about: &'static str) -> ParamInfo {
     ParamInfo { name, default, about }

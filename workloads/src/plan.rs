@@ -4,12 +4,12 @@
 use std::time::Duration;
 
 use wsbench_schedulers::knobs::Knobs;
-use wsbench_schedulers::SchedulerKind;
+use wsbench_schedulers::{SchedulerKind, WorkerRule};
 
 use crate::api::{RunOptions, RuntimeSpec, WorkloadInfo, WorkloadSpec};
 use crate::arrivals::{ArrivalKind, ARRIVAL_KINDS};
 use crate::bench::{Bench, Shape};
-use crate::catalog::{SCHEDULERS, WORKLOADS};
+use crate::catalog::{schedulers, REFERENCES, WORKLOADS};
 use crate::dist::Dist;
 use crate::micro::{Fanout, Skewed, Timeouts, Timers};
 use crate::openloop::{Injection, LoadSpec};
@@ -20,8 +20,8 @@ use crate::Error;
 
 /// Largest offered rate accepted, requests per second.
 pub const MAX_RATE_PER_S: f64 = 1e8;
-/// Largest worker count accepted.
-pub const MAX_WORKERS: usize = 4096;
+/// Largest worker count accepted (the schedulers crate's limit).
+pub use wsbench_schedulers::MAX_WORKERS;
 /// `loadgen-threads=auto`: one generator thread per this many workers.
 const WORKERS_PER_LOADGEN: usize = 16;
 const MAX_LOADGEN_THREADS: u64 = 256;
@@ -48,25 +48,32 @@ pub(crate) enum Which {
 
 /// Validates the runtime spec: name, worker count, knobs, core ids.
 pub(crate) fn which(rt: &RuntimeSpec) -> Result<Which, Error> {
-    let info = SCHEDULERS.iter().find(|s| s.name == rt.sched).ok_or_else(|| Error::UnknownScheduler {
+    let unknown = || Error::UnknownScheduler {
         name: rt.sched.clone(),
-        allowed: SCHEDULERS.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+        allowed: schedulers().iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+    };
+    let (which, rule) = match REFERENCES.iter().find(|r| r.name == rt.sched) {
+        Some(r) => {
+            let which = match r.name {
+                "tokio" => Which::Tokio,
+                "tokio-current" => Which::TokioCurrent,
+                "smol" => Which::Smol,
+                other => unreachable!("reference `{other}` has no runner"),
+            };
+            (which, if r.single_worker_only { WorkerRule::ExactlyOne } else { WorkerRule::Any })
+        }
+        None => {
+            let kind: SchedulerKind = rt.sched.parse().map_err(|_| unknown())?;
+            (Which::Ours(kind), kind.worker_rule())
+        }
+    };
+    rule.check(rt.workers).map_err(|allowed| Error::BadWorkers {
+        sched: rt.sched.clone(),
+        workers: rt.workers,
+        allowed,
     })?;
-    let bad_workers = |allowed: String| Error::BadWorkers { sched: rt.sched.clone(), workers: rt.workers, allowed };
-    if info.single_worker_only && rt.workers != 1 {
-        return Err(bad_workers("exactly 1 (single-threaded scheduler)".into()));
-    }
-    if !(1..=MAX_WORKERS).contains(&rt.workers) {
-        return Err(bad_workers(format!("1..={MAX_WORKERS}")));
-    }
     check_cores("worker", &rt.worker_cores)?;
     check_cores("load-generator", &rt.loadgen_cores)?;
-    let which = match info.name {
-        "tokio" => Which::Tokio,
-        "tokio-current" => Which::TokioCurrent,
-        "smol" => Which::Smol,
-        name => Which::Ours(name.parse().expect("every non-reference name in SCHEDULERS is a SchedulerKind")),
-    };
     match which {
         Which::Ours(kind) => {
             let mut knobs = Knobs::default();

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::api::{RunOptions, RunOutput, RuntimeSpec, SchedInfo, WorkloadInfo, WorkloadSpec};
 use crate::bench::run_bench;
-use crate::catalog::{SCHEDULERS, WORKLOADS};
+use crate::catalog::WORKLOADS;
 use crate::cpu::CpuMeter;
 use crate::micro::{fanout_request, skewed_request, timeouts_request, timers_request};
 use crate::openloop::{run_in_process, Injection};
@@ -18,11 +18,13 @@ use crate::Error;
 /// How long shutdown waits for a task that is blocking a worker.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
-/// Every `--sched` name: ours (`global`, `per-worker`, `steal-one`,
-/// `steal-half`, `current-thread`, `thread-per-core`) then the references
-/// (`tokio`, `tokio-current`, `smol`).
-pub fn schedulers() -> &'static [SchedInfo] {
-    SCHEDULERS
+/// Every `--sched` name: ours (the built-in policies — `global`,
+/// `per-worker`, `steal-one`, `steal-half`, `current-thread`,
+/// `thread-per-core` — then any registered with
+/// `wsbench_schedulers::register`) and the references (`tokio`,
+/// `tokio-current`, `smol`).
+pub fn schedulers() -> Vec<SchedInfo> {
+    crate::catalog::schedulers()
 }
 
 /// Every workload with its parameters.

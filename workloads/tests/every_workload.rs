@@ -67,7 +67,7 @@ fn check(sched: &str, workers: usize, info: &WorkloadInfo, out: &RunOutput) {
 }
 
 fn every_workload_on(sched: &str) {
-    let info = wsbench_workloads::schedulers().iter().find(|s| s.name == sched).expect("listed scheduler");
+    let info = wsbench_workloads::schedulers().into_iter().find(|s| s.name == sched).expect("listed scheduler");
     for workers in WORKER_COUNTS {
         if info.single_worker_only && workers != 1 {
             continue;

@@ -63,7 +63,13 @@ pub fn wsbench_in(dir: &Path, args: &[&str]) -> Run {
 
 /// [`wsbench_in`] with extra environment variables.
 pub fn wsbench_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let child = Command::new(env!("CARGO_BIN_EXE_wsbench"))
+    program_env(Path::new(env!("CARGO_BIN_EXE_wsbench")), dir, args, env)
+}
+
+/// Runs `program` (the `wsbench` binary or another binary built on its
+/// library) with the same deadline.
+pub fn program_env(program: &Path, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let child = Command::new(program)
         .args(args)
         .envs(env.iter().copied())
         .current_dir(dir)

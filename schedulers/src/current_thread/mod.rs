@@ -11,6 +11,14 @@ use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
 
+/// What `current-thread` is (its entry in `wsbench list`).
+pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
+    name: "current-thread",
+    about: "one thread, plain VecDeque, no atomics on the local queue (--workers 1)",
+    workers: crate::WorkerRule::ExactlyOne,
+    knobs: &["budget", "event-interval", "task-align"],
+};
+
 /// tokio's current_thread `global_queue_interval` default.
 const GLOBAL_QUEUE_INTERVAL: u32 = 31;
 /// Most tasks moved from the inject queue per refill.

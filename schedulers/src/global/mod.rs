@@ -11,6 +11,14 @@ use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
 
+/// What `global` is (its entry in `wsbench list`).
+pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
+    name: "global",
+    about: "one shared MPMC run queue; every push/pop goes through it",
+    workers: crate::WorkerRule::Any,
+    knobs: &["idle", "budget", "event-interval", "task-align"],
+};
+
 pub(crate) struct Global {
     queue: Injector<Notified>,
     /// Set at shutdown before the final drain; later pushes are refused.

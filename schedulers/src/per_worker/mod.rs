@@ -15,6 +15,14 @@ use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
 
+/// What `per-worker` is (its entry in `wsbench list`).
+pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
+    name: "per-worker",
+    about: "private FIFO per worker, no stealing; remote spawns round-robin",
+    workers: crate::WorkerRule::Any,
+    knobs: &["idle", "budget", "event-interval", "task-align"],
+};
+
 /// Ticks between inbox-first checks (same fairness as tokio's 61).
 const INBOX_INTERVAL: u32 = crate::knobs::DEFAULT_GLOBAL_INTERVAL;
 

@@ -20,9 +20,6 @@ use crate::steal_one::StealOne;
 use crate::thread_per_core::ThreadPerCore;
 use crate::SchedulerKind;
 
-/// Most worker threads a runtime accepts (the idle state packs counts in
-/// half a word; threads beyond this are a configuration error).
-pub const MAX_WORKERS: usize = 4096;
 /// Default blocking-pool thread limit (tokio's).
 pub const DEFAULT_MAX_BLOCKING_THREADS: usize = 512;
 /// Default keep-alive of an idle blocking thread (tokio's).
@@ -46,7 +43,7 @@ pub struct Builder {
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
     /// Bad worker count.
-    #[error("invalid worker count {value} for scheduler `{kind}`: {allowed}")]
+    #[error("invalid worker count {value} for scheduler `{kind}`; allowed: {allowed}")]
     Workers {
         /// Given count.
         value: usize,
@@ -121,18 +118,9 @@ impl Builder {
     /// Checks everything `build()` checks, without starting anything.
     /// Returns the typed knobs and the worker count.
     pub fn validate(&self) -> Result<(Knobs, usize), BuildError> {
-        let workers = match (self.kind, self.workers) {
-            (SchedulerKind::CurrentThread, None) => 1,
-            (_, None) => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            (_, Some(n)) => n,
-        };
-        let bad = |allowed: &str| BuildError::Workers { value: workers, kind: self.kind, allowed: allowed.to_string() };
-        if self.kind == SchedulerKind::CurrentThread && workers != 1 {
-            return Err(bad("current-thread runs exactly 1 worker"));
-        }
-        if workers == 0 || workers > MAX_WORKERS {
-            return Err(bad(&format!("allowed: 1..={MAX_WORKERS}")));
-        }
+        let rule = self.kind.worker_rule();
+        let workers = self.workers.unwrap_or_else(|| rule.default_workers());
+        rule.check(workers).map_err(|allowed| BuildError::Workers { value: workers, kind: self.kind, allowed })?;
         if self.max_blocking_threads == 0 {
             return Err(BuildError::BlockingThreads(0));
         }
@@ -148,11 +136,12 @@ impl Builder {
     pub fn build(&self) -> Result<Runtime, BuildError> {
         let (knobs, workers) = self.validate()?;
         match self.kind {
-            SchedulerKind::Global => self.start::<Global>(knobs, workers),
-            SchedulerKind::PerWorker => self.start::<PerWorker>(knobs, workers),
-            SchedulerKind::StealOne => self.start::<StealOne>(knobs, workers),
-            SchedulerKind::StealHalf => self.start::<StealHalf>(knobs, workers),
-            SchedulerKind::CurrentThread => self.start::<CurrentThread>(knobs, workers),
+            SchedulerKind::Global => self.start::<Global>(knobs, workers, Handle::from),
+            SchedulerKind::PerWorker => self.start::<PerWorker>(knobs, workers, Handle::from),
+            SchedulerKind::StealOne => self.start::<StealOne>(knobs, workers, Handle::from),
+            SchedulerKind::StealHalf => self.start::<StealHalf>(knobs, workers, Handle::from),
+            SchedulerKind::CurrentThread => self.start::<CurrentThread>(knobs, workers, Handle::from),
+            SchedulerKind::Custom(custom) => (custom.start())(self, knobs, workers),
             SchedulerKind::ThreadPerCore => {
                 let (tpc, parts) = ThreadPerCore::start(self, workers)?;
                 Ok(Runtime::from_parts(Handle::from(tpc), parts))
@@ -180,26 +169,36 @@ impl Builder {
         }
     }
 
-    fn start<P: Policy>(&self, knobs: Knobs, workers: usize) -> Result<Runtime, BuildError>
-    where
-        Handle: From<Arc<Shared<P>>>,
-    {
+    /// Starts a runtime of a registered policy: the same core, reached
+    /// through a `dyn` handle (see `runtime/custom.rs`).
+    pub(crate) fn start_policy<P: Policy>(&self, knobs: Knobs, workers: usize) -> Result<Runtime, BuildError> {
+        let kind = self.kind;
+        self.start::<P>(knobs, workers, move |shared| Handle::custom(shared, kind))
+    }
+
+    fn start<P: Policy>(
+        &self,
+        knobs: Knobs,
+        workers: usize,
+        make_handle: impl FnOnce(Arc<Shared<P>>) -> Handle,
+    ) -> Result<Runtime, BuildError> {
         let (policy, cores) = P::new(workers, &knobs);
         let (driver, driver_handle) = Driver::new(DriverConfig::default())?;
         let (parkers, unparkers): (Vec<_>, Vec<_>) =
             (0..workers).map(|_| park::pair(Some(driver_handle.clone()))).unzip();
         let blocking = BlockingPool::new(self.max_blocking_threads, self.blocking_keep_alive, &self.thread_name);
         let shared = Arc::new(Shared::new(policy, knobs, workers, unparkers.into(), driver, driver_handle, blocking));
-        let handle = Handle::from(shared.clone());
+        let handle = make_handle(shared.clone());
         let mut threads = Vec::with_capacity(workers);
         for (index, (core, parker)) in cores.into_iter().zip(parkers).enumerate() {
             let worker_shared = shared.clone();
+            let worker_handle = handle.clone();
             let hook = self.on_thread_start.clone();
             let spawned = std::thread::Builder::new().name(format!("{}-{index}", self.thread_name)).spawn(move || {
                 if let Some(hook) = hook {
                     hook(index);
                 }
-                worker_main(worker_shared, index, core, parker)
+                worker_main(worker_shared, worker_handle, index, core, parker)
             });
             match spawned {
                 Ok(t) => threads.push(t),

@@ -11,12 +11,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::context;
+use super::custom::DynSched;
 use super::shared::Shared;
 use crate::current_thread::CurrentThread;
 use crate::driver;
 use crate::global::Global;
 use crate::metrics::RuntimeMetrics;
 use crate::per_worker::PerWorker;
+use crate::policy::Policy;
 use crate::steal_half::StealHalf;
 use crate::steal_one::StealOne;
 use crate::task::JoinHandle;
@@ -34,12 +36,15 @@ enum Inner {
     StealHalf(Arc<Shared<StealHalf>>),
     CurrentThread(Arc<Shared<CurrentThread>>),
     ThreadPerCore(Arc<ThreadPerCore>),
+    /// A registered policy (`crate::register`), through a `dyn` core.
+    Custom(DynSched, SchedulerKind),
 }
 
-/// `$body` with `$s` bound to the runtime's `Arc<Shared<P>>`, or `$tpc`
-/// with `$t` bound to the `thread-per-core` cores.
+/// `$body` with `$s` bound to the runtime's `Arc<Shared<P>>`, `$tpc` with
+/// `$t` bound to the `thread-per-core` cores, or `$custom` with `$c` bound
+/// to a registered policy's `DynSched`.
 macro_rules! with_shared {
-    ($handle:expr, $s:ident => $body:expr, $t:ident => $tpc:expr) => {
+    ($handle:expr, $s:ident => $body:expr, $t:ident => $tpc:expr, $c:ident => $custom:expr) => {
         match &$handle.inner {
             Inner::Global($s) => $body,
             Inner::PerWorker($s) => $body,
@@ -47,6 +52,7 @@ macro_rules! with_shared {
             Inner::StealHalf($s) => $body,
             Inner::CurrentThread($s) => $body,
             Inner::ThreadPerCore($t) => $tpc,
+            Inner::Custom($c, _) => $custom,
         }
     };
 }
@@ -61,6 +67,13 @@ macro_rules! impl_from_shared {
     )*};
 }
 impl_from_shared!(Global, PerWorker, StealOne, StealHalf, CurrentThread);
+
+impl Handle {
+    /// The handle of a registered policy's runtime.
+    pub(crate) fn custom<P: Policy>(shared: Arc<Shared<P>>, kind: SchedulerKind) -> Handle {
+        Handle { inner: Inner::Custom(DynSched(shared), kind) }
+    }
+}
 
 impl From<Arc<ThreadPerCore>> for Handle {
     fn from(t: Arc<ThreadPerCore>) -> Handle {
@@ -95,7 +108,7 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        with_shared!(self, s => s.spawn(future), t => t.spawn(future))
+        with_shared!(self, s => s.spawn(future), t => t.spawn(future), c => c.spawn(future))
     }
 
     /// Spawns a task on worker `index` (modulo the worker count) of a
@@ -118,12 +131,12 @@ impl Handle {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        with_shared!(self, s => s.blocking.spawn(self, f), t => t.pick().spawn_blocking(f))
+        with_shared!(self, s => s.blocking.spawn(self, f), t => t.pick().spawn_blocking(f), c => c.0.blocking().spawn(self, f))
     }
 
     /// A snapshot of the per-worker and driver counters.
     pub fn metrics(&self) -> RuntimeMetrics {
-        with_shared!(self, s => s.metrics(), t => t.metrics())
+        with_shared!(self, s => s.metrics(), t => t.metrics(), c => c.0.metrics())
     }
 
     /// Starts a new measurement window for the peak counters (the `_max`
@@ -131,7 +144,7 @@ impl Handle {
     /// [`Handle::metrics`] reports the largest value since this call, not
     /// since the runtime was built. Cumulative counters are unaffected.
     pub fn reset_peak_metrics(&self) {
-        with_shared!(self, s => s.driver_handle.reset_peaks(), t => t.reset_peak_metrics())
+        with_shared!(self, s => s.driver_handle.reset_peaks(), t => t.reset_peak_metrics(), c => c.0.driver_handle().reset_peaks())
     }
 
     /// The scheduling policy.
@@ -143,27 +156,28 @@ impl Handle {
             Inner::StealHalf(_) => SchedulerKind::StealHalf,
             Inner::CurrentThread(_) => SchedulerKind::CurrentThread,
             Inner::ThreadPerCore(_) => SchedulerKind::ThreadPerCore,
+            Inner::Custom(_, kind) => *kind,
         }
     }
 
     /// Worker threads.
     pub fn workers(&self) -> usize {
-        with_shared!(self, s => s.workers, t => t.workers())
+        with_shared!(self, s => s.workers, t => t.workers(), c => c.0.workers())
     }
 
     /// Tasks alive (spawned and not yet completed).
     pub fn alive_tasks(&self) -> usize {
-        with_shared!(self, s => s.owned.len(), t => t.alive_tasks())
+        with_shared!(self, s => s.owned.len(), t => t.alive_tasks(), c => c.0.owned().len())
     }
 
     pub(crate) fn driver_handle(&self) -> driver::Handle {
-        with_shared!(self, s => s.driver_handle.clone(), t => t.core(0).driver_handle())
+        with_shared!(self, s => s.driver_handle.clone(), t => t.core(0).driver_handle(), c => c.0.driver_handle().clone())
     }
 
     /// Shuts the runtime's own workers down; `thread-per-core` has none
     /// (its parts shut down their own).
     fn shutdown(&self, timeout: Duration) -> bool {
-        with_shared!(self, s => s.shutdown(timeout), _t => true)
+        with_shared!(self, s => s.shutdown(timeout), _t => true, c => c.0.shutdown(timeout))
     }
 }
 

@@ -87,15 +87,11 @@ impl<P: Policy> Shared<P> {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let id = self.owned.next_id();
-        let (task, notified, raw) = new_task(future, self.clone(), id, self.cell_align);
-        // SAFETY: `raw` carries the JoinHandle reference of a task whose
-        // output type is `F::Output`.
-        let join = unsafe { JoinHandle::new(raw) };
-        if let Some(notified) = self.owned.bind(task, notified) {
-            self.schedule_task(notified, Origin::Spawn);
-        }
-        join
+        spawn_task(&self.owned, self.cell_align, self.clone(), future, |n| self.schedule_task(n, Origin::Spawn))
+    }
+
+    pub(crate) fn cell_align(&self) -> CellAlign {
+        self.cell_align
     }
 
     /// Routes a task: to this worker's core when called on one of our
@@ -222,16 +218,36 @@ impl<P: Policy> Shared<P> {
     }
 }
 
-impl<P: Policy> Schedule for Arc<Shared<P>> {
-    fn schedule(&self, task: Notified) {
-        self.schedule_task(task, Origin::Wake);
+/// Allocates a task whose scheduler is `scheduler`, binds it to `owned`
+/// and hands its first `Notified` to `schedule` (unless the list is
+/// closed: then the task is cancelled and the handle reports that).
+pub(crate) fn spawn_task<F, S>(
+    owned: &OwnedTasks,
+    align: CellAlign,
+    scheduler: S,
+    future: F,
+    schedule: impl FnOnce(Notified),
+) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+    S: Schedule,
+{
+    let id = owned.next_id();
+    let (task, notified, raw) = new_task(future, scheduler, id, align);
+    // SAFETY: `raw` carries the JoinHandle reference of a task whose
+    // output type is `F::Output`.
+    let join = unsafe { JoinHandle::new(raw) };
+    if let Some(notified) = owned.bind(task, notified) {
+        schedule(notified);
     }
+    join
+}
 
-    fn yield_now(&self, task: Notified) {
-        self.schedule_task(task, Origin::Yield);
-    }
-
-    fn defer_yield(&self, task: Notified) {
+impl<P: Policy> Shared<P> {
+    /// A yield through the task's own waker: to the polling worker's
+    /// deferred list when that is one of ours, else queued at once.
+    pub(crate) fn defer_yield(&self, task: Notified) {
         match context::worker_of(self.addr()) {
             Some(ptr) => {
                 // SAFETY: as in `schedule_task`: registered by this
@@ -243,6 +259,20 @@ impl<P: Policy> Schedule for Arc<Shared<P>> {
             // for a deferred list here, so queue it now.
             None => self.schedule_task(task, Origin::Yield),
         }
+    }
+}
+
+impl<P: Policy> Schedule for Arc<Shared<P>> {
+    fn schedule(&self, task: Notified) {
+        self.schedule_task(task, Origin::Wake);
+    }
+
+    fn yield_now(&self, task: Notified) {
+        self.schedule_task(task, Origin::Yield);
+    }
+
+    fn defer_yield(&self, task: Notified) {
+        Shared::defer_yield(self, task);
     }
 
     fn release(&self, task: RawTask) -> Option<Task> {

@@ -71,11 +71,16 @@ pub(crate) struct Core<P: Policy> {
     window_batches: u64,
 }
 
-pub(crate) fn worker_main<P: Policy>(shared: Arc<Shared<P>>, index: usize, policy_core: P::Core, parker: Parker)
-where
-    super::Handle: From<Arc<Shared<P>>>,
-{
-    let _enter = context::enter(super::Handle::from(shared.clone()));
+/// Runs worker `index` until shutdown; `handle` is its runtime's handle
+/// (the context its tasks see).
+pub(crate) fn worker_main<P: Policy>(
+    shared: Arc<Shared<P>>,
+    handle: super::Handle,
+    index: usize,
+    policy_core: P::Core,
+    parker: Parker,
+) {
+    let _enter = context::enter(handle);
     let cx = WorkerCx {
         shared: shared.clone(),
         index,

@@ -21,6 +21,27 @@ use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
 use queue::{Local, Overflow, Steal, StealLimit};
 
+/// What `steal-half` is (its entry in `wsbench list`).
+pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
+    name: "steal-half",
+    about: "tokio's design: 256-slot ring, LIFO slot, steal half, inject queue, searching throttle",
+    workers: crate::WorkerRule::Any,
+    knobs: &[
+        "lifo",
+        "max-lifo-polls",
+        "global-interval",
+        "steal",
+        "queue-capacity",
+        "searching-limit",
+        "idle",
+        "inject",
+        "budget",
+        "victim",
+        "event-interval",
+        "task-align",
+    ],
+};
+
 /// Most tasks moved from the inject queue per refill (tokio's).
 const MAX_INJECT_BATCH: usize = 128;
 

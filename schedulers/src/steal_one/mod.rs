@@ -22,6 +22,14 @@ use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
 
+/// What `steal-one` is (its entry in `wsbench list`).
+pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
+    name: "steal-one",
+    about: "Chase-Lev deque per worker (crossbeam-deque), thieves steal one task",
+    workers: crate::WorkerRule::Any,
+    knobs: &["global-interval", "searching-limit", "idle", "budget", "victim", "event-interval", "task-align"],
+};
+
 /// Bounded retries of a steal that lost a race before moving on.
 const STEAL_RETRIES: u32 = 4;
 

@@ -155,8 +155,12 @@ pub(crate) struct RawTask(NonNull<Header>);
 /// The owned-tasks list's reference.
 pub(crate) struct Task(RawTask);
 
-/// A reference that says "run me": sits in a run queue.
-pub(crate) struct Notified(RawTask);
+/// A task scheduled to run: the one thing a scheduling policy stores in
+/// its queues (see [`crate::policy::Policy`]). It owns a reference to the
+/// task; a policy can only move it, hand it back to the runtime core, or
+/// drop it (at shutdown; dropping releases the reference, it does not run
+/// the task). Part of the extension API.
+pub struct Notified(RawTask);
 
 // SAFETY: a task is built only from `F: Send + 'static` and `S: Schedule`
 // (Send + Sync), and every access to its non-atomic parts is serialised by

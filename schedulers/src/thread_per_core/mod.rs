@@ -32,6 +32,14 @@ use crate::metrics::RuntimeMetrics;
 use crate::runtime::{BuildError, Builder, Handle, Runtime};
 use crate::task::JoinHandle;
 
+/// What `thread-per-core` is (its entry in `wsbench list`).
+pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
+    name: "thread-per-core",
+    about: "N independent current-thread runtimes, own epoll driver and timer wheel each; no stealing; outside spawns round-robin; SO_REUSEPORT listener per core",
+    workers: crate::WorkerRule::Any,
+    knobs: &["budget", "event-interval", "task-align"],
+};
+
 /// Gives each thread-per-core runtime an id, so a core's thread knows
 /// whose core it is without a lookup.
 static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
