@@ -1,71 +1,13 @@
-//! `JoinHandle<T>` and `JoinError`.
+//! `JoinHandle<T>`: awaits a task's output (its `JoinError` is in `error.rs`).
 
-use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::raw::{panic_message, RawTask};
-
-/// Why a task produced no value.
-pub struct JoinError {
-    repr: Repr,
-}
-
-enum Repr {
-    Cancelled,
-    Panic(Box<dyn Any + Send + 'static>),
-}
-
-impl JoinError {
-    pub(crate) fn cancelled() -> JoinError {
-        JoinError { repr: Repr::Cancelled }
-    }
-
-    pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>) -> JoinError {
-        JoinError { repr: Repr::Panic(payload) }
-    }
-
-    /// The task was aborted, or dropped by runtime shutdown.
-    pub fn is_cancelled(&self) -> bool {
-        matches!(self.repr, Repr::Cancelled)
-    }
-
-    /// The task panicked.
-    pub fn is_panic(&self) -> bool {
-        matches!(self.repr, Repr::Panic(_))
-    }
-
-    /// The panic payload; `Err(self)` when the task was cancelled.
-    pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
-        match self.repr {
-            Repr::Panic(p) => Ok(p),
-            Repr::Cancelled => Err(self),
-        }
-    }
-}
-
-impl fmt::Display for JoinError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.repr {
-            Repr::Cancelled => f.write_str("task was cancelled"),
-            Repr::Panic(p) => write!(f, "task panicked: {}", panic_message(p.as_ref())),
-        }
-    }
-}
-
-impl fmt::Debug for JoinError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.repr {
-            Repr::Cancelled => f.write_str("JoinError::Cancelled"),
-            Repr::Panic(p) => write!(f, "JoinError::Panic({:?})", panic_message(p.as_ref())),
-        }
-    }
-}
-
-impl std::error::Error for JoinError {}
+pub use super::error::JoinError;
+use super::raw::RawTask;
 
 /// An owned permission to await a task's output. Dropping it detaches the
 /// task (it keeps running).

@@ -6,10 +6,14 @@ pub(crate) mod owned;
 pub(crate) mod raw;
 pub(crate) mod state;
 
+mod cell;
+mod error;
 mod join;
+mod polling;
 mod yield_now;
 
 pub use crate::blocking::spawn_blocking;
 pub use crate::runtime::spawn;
-pub use join::{JoinError, JoinHandle};
+pub use error::JoinError;
+pub use join::JoinHandle;
 pub use yield_now::yield_now;

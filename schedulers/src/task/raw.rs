@@ -14,8 +14,7 @@
 //!    wakes the join waker, releases the task from the owned list and drops
 //!    the poll's reference and the list's.
 
-use std::alloc::{self, Layout};
-use std::any::Any;
+use std::alloc;
 use std::future::Future;
 use std::mem::{self, ManuallyDrop};
 use std::panic::{self, AssertUnwindSafe};
@@ -23,7 +22,9 @@ use std::pin::Pin;
 use std::ptr::NonNull;
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
-use super::join::JoinError;
+use super::cell::{cell_alloc_layout, Cell, Stage, Vtable};
+pub(crate) use super::cell::{CellAlign, Header, Links};
+use super::error::JoinError;
 use super::state::{State, ToIdle, ToNotified, ToRunning};
 use crate::loom::cell::UnsafeCell;
 
@@ -45,107 +46,6 @@ pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     /// The task completed: unlink it from the owned list, returning the
     /// list's reference if it was still linked.
     fn release(&self, task: RawTask) -> Option<Task>;
-}
-
-/// Intrusive links of the owned-tasks list; only touched with the list
-/// shard's mutex held.
-#[derive(Default)]
-pub(crate) struct Links {
-    pub(crate) prev: Option<NonNull<Header>>,
-    pub(crate) next: Option<NonNull<Header>>,
-    pub(crate) linked: bool,
-}
-
-/// The type-erased front of every task cell.
-#[repr(C)]
-pub(crate) struct Header {
-    pub(crate) state: State,
-    vtable: &'static Vtable,
-    /// Owned-list links, guarded by the shard mutex of `id`.
-    pub(crate) owned: UnsafeCell<Links>,
-    /// Spawn sequence number (mod 2^32); picks the owned-list shard.
-    pub(crate) id: u32,
-    /// Bytes between the start of the allocation and this cell.
-    alloc_offset: u8,
-    /// log2 of the boundary the cell was placed on (0: none); with
-    /// `alloc_offset` it rebuilds the allocation's layout in `dealloc`.
-    align_log2: u8,
-}
-
-/// Where task cells go: on a boundary of 2^n bytes (n = 0: wherever the
-/// allocator puts them). Set by the `task-align` knob.
-///
-/// tokio aligns its cells to 128 bytes (on x86-64 the spatial prefetcher
-/// moves 64-byte lines in pairs) so that tasks spawned back to back, then
-/// run on different workers, share no line pair. Here it is a knob, default
-/// packed, because on the 2-core machine this was built on it bought
-/// nothing measurable (`yield-many` at 2 workers, knob swept in the same
-/// processes: 5.60 ms/iter at 128 vs 5.65 packed) and cost a lot: the
-/// slack below lifts small cells out of glibc's fastbins (chunks up to
-/// 128 B), so `spawn-many-local` went 1.77 → 3.33 ms/iter, and each task
-/// costs up to 112 B more. Measure it with `--knob task-align=none,128`
-/// where the cores exist.
-///
-/// The alignment is not asked of the allocator: `posix_memalign` bypasses
-/// malloc's thread cache and made `spawn-many-local` 2.3x slower still. The
-/// cell is placed at the first boundary inside an ordinary 16-byte-aligned
-/// allocation with `boundary - 16` bytes of slack.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct CellAlign(u8);
-
-impl CellAlign {
-    /// Packed: wherever the allocator puts the cell.
-    pub(crate) const NATURAL: CellAlign = CellAlign(0);
-
-    /// A boundary of `bytes` (a power of two up to 128; 1 = natural).
-    pub(crate) fn new(bytes: usize) -> CellAlign {
-        assert!(bytes.is_power_of_two() && bytes <= 128, "task cell boundary {bytes} is not a power of two <= 128");
-        CellAlign(bytes.trailing_zeros() as u8)
-    }
-
-    fn bytes(self) -> usize {
-        1 << self.0
-    }
-}
-
-/// Alignment asked of the allocator (malloc's own on 64-bit targets).
-const ALLOC_BASE_ALIGN: usize = 16;
-
-/// The allocation that holds a `Cell<F, S>` at an `align` boundary: the
-/// cell plus the slack to slide it there.
-fn cell_alloc_layout<F: Future, S>(align: CellAlign) -> Layout {
-    let cell = Layout::new::<Cell<F, S>>();
-    let boundary = align.bytes();
-    if cell.align() >= boundary {
-        return cell;
-    }
-    let base = cell.align().max(ALLOC_BASE_ALIGN);
-    let slack = boundary.saturating_sub(base);
-    Layout::from_size_align(cell.size() + slack, base).expect("task cell layout overflows isize")
-}
-
-struct Vtable {
-    poll: unsafe fn(NonNull<Header>),
-    schedule: unsafe fn(NonNull<Header>),
-    dealloc: unsafe fn(NonNull<Header>),
-    try_read_output: unsafe fn(NonNull<Header>, *mut (), &Waker),
-    drop_join_handle: unsafe fn(NonNull<Header>),
-    shutdown: unsafe fn(NonNull<Header>),
-}
-
-enum Stage<F: Future> {
-    Running(F),
-    Finished(Result<F::Output, JoinError>),
-    Consumed,
-}
-
-#[repr(C)]
-struct Cell<F: Future, S> {
-    header: Header,
-    scheduler: S,
-    stage: UnsafeCell<Stage<F>>,
-    /// The JoinHandle's waker; ownership per the JOIN_WAKER bit.
-    join_waker: UnsafeCell<Option<Waker>>,
 }
 
 /// A copyable task pointer that owns no reference.
@@ -346,6 +246,11 @@ unsafe fn cell<'a, F: Future, S>(ptr: NonNull<Header>) -> &'a Cell<F, S> {
     unsafe { ptr.cast::<Cell<F, S>>().as_ref() }
 }
 
+/// Polls the task (vtable `poll`).
+///
+/// # Safety
+/// `ptr` is a live `Cell<F, S>` and the caller hands over one reference
+/// (a `Notified`'s), which the poll consumes.
 unsafe fn poll<F: Future + Send + 'static, S: Schedule>(ptr: NonNull<Header>) {
     // SAFETY: the caller passes the reference of a live task.
     let cell = unsafe { cell::<F, S>(ptr) };
@@ -359,9 +264,9 @@ unsafe fn poll<F: Future + Send + 'static, S: Schedule>(ptr: NonNull<Header>) {
         // SAFETY: the transition dropped the last reference.
         ToRunning::Dealloc => return unsafe { dealloc::<F, S>(ptr) },
     }
-    let polling = super::yield_now::enter_poll(ptr);
+    let polling = super::polling::enter_poll(ptr);
     let ready = poll_future(cell).is_ready();
-    let yielded = super::yield_now::leave_poll(polling, ptr);
+    let yielded = super::polling::leave_poll(polling, ptr);
     if ready {
         return complete(cell);
     }
@@ -454,12 +359,22 @@ fn complete<F: Future, S: Schedule>(cell: &Cell<F, S>) {
     }
 }
 
+/// Hands the task to its scheduler (vtable `schedule`).
+///
+/// # Safety
+/// `ptr` is a live `Cell<F, S>` and the caller owns one reference, which
+/// becomes the `Notified` given to the scheduler.
 unsafe fn schedule<F: Future, S: Schedule>(ptr: NonNull<Header>) {
     // SAFETY: the caller owns a reference, passed on as the Notified.
     let cell = unsafe { cell::<F, S>(ptr) };
     cell.scheduler.schedule(Notified(RawTask(ptr)));
 }
 
+/// Frees the cell (vtable `dealloc`).
+///
+/// # Safety
+/// `ptr` is a `Cell<F, S>` allocated by `new_task` whose last reference
+/// is gone: nothing else can reach it.
 unsafe fn dealloc<F: Future, S>(ptr: NonNull<Header>) {
     let cell = ptr.cast::<Cell<F, S>>().as_ptr();
     // SAFETY: the last reference is gone, so nothing else touches the cell;
@@ -474,6 +389,11 @@ unsafe fn dealloc<F: Future, S>(ptr: NonNull<Header>) {
     }
 }
 
+/// Cancels the task at runtime shutdown (vtable `shutdown`).
+///
+/// # Safety
+/// `ptr` is a live `Cell<F, S>` and the caller hands over one reference
+/// (the owned list's), which this consumes.
 unsafe fn shutdown<F: Future, S: Schedule>(ptr: NonNull<Header>) {
     // SAFETY: the caller passes the list reference of a live task.
     let cell = unsafe { cell::<F, S>(ptr) };
@@ -486,6 +406,13 @@ unsafe fn shutdown<F: Future, S: Schedule>(ptr: NonNull<Header>) {
     }
 }
 
+/// Moves the output into `dst` if the task finished (vtable
+/// `try_read_output`), else registers `waker`.
+///
+/// # Safety
+/// `ptr` is a live `Cell<F, S>`, the caller is its `JoinHandle` (the only
+/// reader of the output), and `dst` points to a valid
+/// `Poll<Result<F::Output, JoinError>>`.
 unsafe fn try_read_output<F: Future, S>(ptr: NonNull<Header>, dst: *mut (), waker: &Waker) {
     // SAFETY: the JoinHandle holds a reference.
     let cell = unsafe { cell::<F, S>(ptr) };
@@ -536,6 +463,12 @@ fn store_join_waker<F: Future, S>(cell: &Cell<F, S>, waker: Option<Waker>) {
     cell.join_waker.with_mut(|w| unsafe { *w = waker });
 }
 
+/// Releases the `JoinHandle`'s interest and reference (vtable
+/// `drop_join_handle`).
+///
+/// # Safety
+/// `ptr` is a live `Cell<F, S>` and the caller is its `JoinHandle`, giving
+/// up its reference.
 unsafe fn drop_join_handle<F: Future, S>(ptr: NonNull<Header>) {
     // SAFETY: the JoinHandle's reference keeps the cell alive.
     let cell = unsafe { cell::<F, S>(ptr) };
@@ -563,11 +496,19 @@ fn header_of(data: *const ()) -> RawTask {
     RawTask(unsafe { NonNull::new_unchecked(data as *mut Header) })
 }
 
+/// `RawWakerVTable::clone`.
+///
+/// # Safety
+/// `data` is a task header from `waker_from` whose waker holds a reference.
 unsafe fn waker_clone(data: *const ()) -> RawWaker {
     header_of(data).header().state.ref_inc();
     RawWaker::new(data, &WAKER_VTABLE)
 }
 
+/// `RawWakerVTable::wake`: consumes the waker's reference.
+///
+/// # Safety
+/// `data` is a task header from `waker_from` whose waker holds a reference.
 unsafe fn waker_wake(data: *const ()) {
     let raw = header_of(data);
     match raw.header().state.transition_to_notified_by_val() {
@@ -579,6 +520,10 @@ unsafe fn waker_wake(data: *const ()) {
     }
 }
 
+/// `RawWakerVTable::wake_by_ref`.
+///
+/// # Safety
+/// `data` is a task header from `waker_from` whose waker holds a reference.
 unsafe fn waker_wake_by_ref(data: *const ()) {
     let raw = header_of(data);
     if raw.header().state.transition_to_notified_by_ref() == ToNotified::Submit {
@@ -587,105 +532,13 @@ unsafe fn waker_wake_by_ref(data: *const ()) {
     }
 }
 
+/// `RawWakerVTable::drop`: releases the waker's reference.
+///
+/// # Safety
+/// `data` is a task header from `waker_from` whose waker holds a reference.
 unsafe fn waker_drop(data: *const ()) {
     drop_reference(header_of(data));
 }
 
-/// A panic payload as text, for `JoinError`'s Display.
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> &str {
-    if let Some(s) = payload.downcast_ref::<&'static str>() {
-        s
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s
-    } else {
-        "Box<dyn Any>"
-    }
-}
-
 #[cfg(all(test, not(loom)))]
-mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-    use std::sync::Arc;
-
-    use super::*;
-    use crate::task::JoinHandle;
-
-    /// A scheduler that keeps no list: the test holds the list reference.
-    struct Unlisted;
-
-    impl Schedule for Unlisted {
-        fn schedule(&self, task: Notified) {
-            drop(task);
-        }
-
-        fn release(&self, _task: RawTask) -> Option<Task> {
-            None
-        }
-    }
-
-    /// Counts its drops.
-    struct Counted<T>(Arc<AtomicUsize>, #[allow(dead_code)] T);
-
-    impl<T> Drop for Counted<T> {
-        fn drop(&mut self) {
-            self.0.fetch_add(1, Relaxed);
-        }
-    }
-
-    #[repr(align(256))]
-    struct OverAligned(#[allow(dead_code)] [u8; 300]);
-
-    /// Spawns `payload` (held by the future, returned as its output) at
-    /// `align`, checks where the cell landed, runs it, drops every
-    /// reference; the payload must be dropped exactly once.
-    fn place<T: Send + 'static>(payload: T, align: CellAlign) -> usize {
-        let drops = Arc::new(AtomicUsize::new(0));
-        let value = Counted(Arc::clone(&drops), payload);
-        let (task, notified, raw) = new_task(async move { value }, Unlisted, 0, align);
-        let addr = raw.0.as_ptr() as usize;
-        // SAFETY: `raw` carries the JoinHandle reference; the output type
-        // is that of the future above.
-        let join = unsafe { JoinHandle::<Counted<T>>::new(raw) };
-        notified.run();
-        assert_eq!(drops.load(Relaxed), 0, "the output is stored, not dropped");
-        drop(task);
-        drop(join);
-        assert_eq!(drops.load(Relaxed), 1, "the output is dropped once, with the JoinHandle");
-        addr
-    }
-
-    #[test]
-    fn cells_start_on_the_requested_boundary_and_free_cleanly() {
-        for _ in 0..64 {
-            for bytes in [64, 128] {
-                let align = CellAlign::new(bytes);
-                assert_eq!(place(7u8, align) % bytes, 0);
-                assert_eq!(place([0u64; 40], align) % bytes, 0);
-                assert_eq!(place(String::from("x"), align) % bytes, 0);
-                // A cell aligned beyond the boundary keeps its own alignment.
-                assert_eq!(place(OverAligned([1; 300]), align) % 256, 0);
-            }
-            assert_eq!(place(7u8, CellAlign::NATURAL) % mem::align_of::<Header>(), 0);
-            assert_eq!(place(OverAligned([1; 300]), CellAlign::NATURAL) % 256, 0);
-        }
-    }
-
-    #[test]
-    #[cfg(target_pointer_width = "64")]
-    fn the_header_stays_six_words() {
-        // The placement fields share the id's word; the header is what every
-        // pending task pays on top of its future.
-        assert_eq!(mem::size_of::<Header>(), 48);
-    }
-
-    #[test]
-    fn slack_is_the_boundary_minus_the_base_alignment() {
-        type C = Cell<std::future::Ready<u8>, Unlisted>;
-        let plain = Layout::new::<C>();
-        let at128 = cell_alloc_layout::<std::future::Ready<u8>, Unlisted>(CellAlign::new(128));
-        assert_eq!(at128.size(), plain.size() + 128 - ALLOC_BASE_ALIGN);
-        assert_eq!(at128.align(), ALLOC_BASE_ALIGN);
-        let natural = cell_alloc_layout::<std::future::Ready<u8>, Unlisted>(CellAlign::NATURAL);
-        assert_eq!(natural, plain);
-    }
-}
+mod tests;

@@ -16,58 +16,17 @@
 //! to poll the yielding branch again) takes the general path: deferred
 //! clone on a worker, immediate wake elsewhere.
 
-use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
-use std::ptr::NonNull;
 use std::task::{Context, Poll, Waker};
 
-use super::raw::{Header, WAKER_VTABLE};
-
-/// Set in the thread's poll record once the polled task yielded (headers
-/// are at least 8-byte aligned, so the bit is free).
-const YIELDED: usize = 1;
-
-#[cfg(not(loom))]
-std::thread_local! {
-    /// The header address of the task this thread polls, or 0; `| YIELDED`
-    /// once it yielded through its own waker.
-    static POLLING: Cell<usize> = const { Cell::new(0) };
-}
-
-#[cfg(loom)]
-loom::thread_local! {
-    static POLLING: Cell<usize> = Cell::new(0);
-}
-
-/// Records `task` as the task this thread polls; returns the previous
-/// record for `leave_poll`.
-#[inline]
-pub(crate) fn enter_poll(task: NonNull<Header>) -> usize {
-    POLLING.with(|p| p.replace(task.as_ptr() as usize))
-}
-
-/// Restores the record `enter_poll` returned; `true` when `task` yielded
-/// through its own waker during the poll.
-#[inline]
-pub(crate) fn leave_poll(prev: usize, task: NonNull<Header>) -> bool {
-    POLLING.with(|p| p.replace(prev)) == task.as_ptr() as usize | YIELDED
-}
+use super::polling;
+use super::raw::WAKER_VTABLE;
 
 /// Marks the polled task as yielded if `waker` is that task's own waker.
 #[inline]
 fn mark_yield(waker: &Waker) -> bool {
-    if !std::ptr::eq(waker.vtable(), &WAKER_VTABLE) {
-        return false;
-    }
-    let task = waker.data() as usize;
-    POLLING.with(|p| {
-        let matches = p.get() & !YIELDED == task && task != 0;
-        if matches {
-            p.set(task | YIELDED);
-        }
-        matches
-    })
+    std::ptr::eq(waker.vtable(), &WAKER_VTABLE) && polling::mark_yield(waker.data())
 }
 
 /// Yields once; see the module documentation. Outside a worker
