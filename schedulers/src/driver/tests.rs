@@ -90,6 +90,33 @@ fn the_lateness_maximum_covers_the_window_after_a_reset() {
     assert_eq!(m.timer_lateness_us_max, m.timer_lateness_us_total - warm.timer_lateness_us_total);
 }
 
+/// `timer_lock_contended` counts acquisitions that found the wheel's lock
+/// held: a timer filed uncontended counts nothing; one filed by a thread
+/// while the test holds the lock counts exactly one (its `try_lock` fails
+/// once, then it waits for the lock).
+#[test]
+fn a_timer_filed_while_the_wheel_is_locked_counts_one_contention() {
+    let driver = new_driver();
+    let handle = driver.handle();
+    let far = Instant::now() + Duration::from_secs(60);
+    assert!(matches!(handle.shared.time.register(far, Waker::noop()), Registered::Pending { .. }));
+    assert_eq!(handle.metrics().timer_lock_contended, 0, "uncontended");
+    std::thread::scope(|s| {
+        let guard = handle.shared.time.hold_lock();
+        let filer = s.spawn(|| handle.shared.time.register(far, Waker::noop()));
+        let start = Instant::now();
+        while handle.metrics().timer_lock_contended == 0 {
+            assert!(start.elapsed() < Duration::from_secs(20), "the blocked registration was not counted");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(guard);
+        assert!(matches!(filer.join().unwrap(), Registered::Pending { .. }));
+    });
+    assert_eq!(handle.metrics().timer_lock_contended, 1);
+    assert_eq!(handle.shared.time.pending(), 2);
+    assert_eq!(handle.metrics().timer_lock_contended, 1, "pending() locks uncontended");
+}
+
 #[test]
 fn zero_past_and_max_sleeps_are_well_defined() {
     let mut driver = new_driver();

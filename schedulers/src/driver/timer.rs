@@ -259,6 +259,13 @@ impl TimeShared {
     pub(crate) fn pending(&self) -> usize {
         self.lock().wheel.pending()
     }
+
+    /// Holds the wheel's lock (without counting) until the result drops:
+    /// lets a test make another thread's acquisition contended.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn hold_lock(&self) -> impl Sized + '_ {
+        self.core.lock().unwrap()
+    }
 }
 
 #[cfg(all(test, not(loom)))]

@@ -177,6 +177,43 @@ fn ours_report_every_counter() {
     counters_have_every_name(Ours::build(SchedulerKind::StealHalf, &spec("steal-half", 2)).unwrap(), &all);
 }
 
+/// The harness reads our counters by name, and each name carries its own
+/// counter: on one steal-half worker, 30 tasks spawned from outside plus
+/// one that spawns 20 children from inside and awaits them are 31 remote
+/// spawns, 20 local spawns and 31 inject-queue pops (the children and the
+/// parent's wake-ups stay on the worker).
+#[test]
+fn our_counters_reach_the_harness_under_their_names() {
+    let rt = Ours::build(SchedulerKind::StealHalf, &spec("steal-half", 1)).unwrap();
+    let sp = rt.spawner();
+    let before = sp.counters();
+    let outer = sp.clone();
+    let sum = rt.block_on(async move {
+        let outside: Vec<_> = (0..30u64).map(|i| outer.spawn(async move { i })).collect();
+        let inner = outer.clone();
+        let parent = outer.spawn(async move {
+            let children: Vec<_> = (0..20u64).map(|i| inner.spawn_inside(async move { i })).collect();
+            let mut s = 0;
+            for c in children {
+                s += c.await.unwrap();
+            }
+            s
+        });
+        let mut s = parent.await.unwrap();
+        for h in outside {
+            s += h.await.unwrap();
+        }
+        s
+    });
+    assert_eq!(sum, 190 + 435);
+    let after = sp.counters();
+    rt.shutdown(Duration::from_secs(1));
+    let delta = |name| counter(&after, name) - counter(&before, name);
+    assert_eq!(delta("spawns_remote"), 31);
+    assert_eq!(delta("spawns_local"), 20);
+    assert_eq!(delta("inject_pops"), 31);
+}
+
 /// One task on one worker spawns 200 children from inside and awaits
 /// them; returns the (lifo_hits, overflows) this caused.
 fn local_spawns(rt: Ours) -> (u64, u64) {
