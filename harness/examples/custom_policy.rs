@@ -11,6 +11,11 @@
 //! on the same runtime core as the built-in policies: the same tasks,
 //! wakers, epoll reactor, timer wheel, blocking pool, counters and core
 //! knobs (`idle`, `budget`, `event-interval`, `task-align`).
+//!
+//! It also adds a reference row, `tokio-gqi31`: tokio's multi-thread
+//! runtime with a fixed `global_queue_interval` of 31 (tokio's default is
+//! adaptive), through `wsbench_workloads::register_reference`. Any runtime
+//! that implements the workloads' `rt::Rt` trait can be added this way.
 
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -91,7 +96,25 @@ impl Policy for Stack {
     }
 }
 
+/// tokio, with one setting changed: a reference row of your own.
+fn register_tokio_gqi31() -> Result<(), wsbench_workloads::RegisterReferenceError> {
+    wsbench_workloads::register_reference(
+        "tokio-gqi31",
+        "example: tokio multi-thread runtime with global_queue_interval fixed at 31 (examples/custom_policy.rs)",
+        false,
+        |spec| {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.global_queue_interval(31);
+            wsbench_workloads::rt::TokioMulti::with_builder(builder, spec)
+        },
+    )
+}
+
 fn main() -> ExitCode {
+    if let Err(e) = register_tokio_gqi31() {
+        eprintln!("Error: {e}");
+        return ExitCode::from(2);
+    }
     let info = SchedulerInfo {
         name: "stack",
         about: "example: one LIFO stack behind a mutex, shared by every worker (examples/custom_policy.rs)",

@@ -11,8 +11,11 @@ use std::path::PathBuf;
 
 use common::{col, program_env, read_csv, scratch};
 
-/// `cargo test` builds the examples next to the test binaries:
-/// `target/<profile>/examples/custom_policy`.
+/// `cargo test` (with no target filter, as CI runs it) builds the examples
+/// next to the test binaries: `target/<profile>/examples/custom_policy`.
+/// `cargo test --test custom_policy` alone does not: build the example
+/// first (`cargo build --release -p wsbench --example custom_policy`), or
+/// this runs whatever older copy is there.
 fn example() -> PathBuf {
     let exe = std::env::current_exe().expect("own path");
     let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>/deps/<test>");
@@ -57,9 +60,25 @@ fn custom_policy_example_runs_beside_ours_through_the_whole_cli() {
     let stack_rows = rows.iter().filter(|r| col(&header, r, "scheduler") == "stack").count();
     assert_eq!(stack_rows, 2);
 
+    // The registered reference row runs too, and takes no knobs.
+    let refs = program_env(
+        &example(),
+        &dir,
+        &["--sched", "tokio-gqi31", "--workers", "2", "--workload", "chained-spawn", "--runs", "1"],
+        &[],
+    );
+    refs.ok().stdout_has(&["tokio-gqi31", "chained-spawn"]);
+    program_env(&example(), &dir, &["--sched", "tokio-gqi31", "--knob", "idle=park", "--workers", "2"], &[])
+        .code(2)
+        .stderr_has(&["tokio-gqi31", "no knobs"]);
+
     // `list` names it with its meaning; a knob it does not honour is a
     // usage error (exit 2) that names both.
-    program_env(&example(), &dir, &["list"], &[]).ok().stdout_has(&["stack", "one LIFO stack behind a mutex"]);
+    program_env(&example(), &dir, &["list"], &[]).ok().stdout_has(&[
+        "stack",
+        "one LIFO stack behind a mutex",
+        "tokio-gqi31",
+    ]);
     program_env(&example(), &dir, &["--sched", "stack", "--knob", "lifo=off", "--workers", "2"], &[])
         .code(2)
         .stderr_has(&["lifo", "stack"]);

@@ -14,6 +14,7 @@ use crate::dist::Dist;
 use crate::micro::{Fanout, Skewed, Timeouts, Timers};
 use crate::openloop::{Injection, LoadSpec};
 use crate::params::Params;
+use crate::references::RefEntry;
 use crate::rt::check_cores;
 use crate::tcp::{Handler, Mixed, TcpRpc};
 use crate::Error;
@@ -41,6 +42,8 @@ const MAX_STALL_US: u64 = 1_000_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Which {
     Ours(SchedulerKind),
+    /// A reference registered with `register_reference`.
+    Registered(&'static RefEntry),
     Tokio,
     TokioCurrent,
     Smol,
@@ -62,10 +65,15 @@ pub(crate) fn which(rt: &RuntimeSpec) -> Result<Which, Error> {
             };
             (which, if r.single_worker_only { WorkerRule::ExactlyOne } else { WorkerRule::Any })
         }
-        None => {
-            let kind: SchedulerKind = rt.sched.parse().map_err(|_| unknown())?;
-            (Which::Ours(kind), kind.worker_rule())
-        }
+        None => match crate::references::registered().into_iter().find(|r| r.info.name == rt.sched) {
+            Some(r) => {
+                (Which::Registered(r), if r.info.single_worker_only { WorkerRule::ExactlyOne } else { WorkerRule::Any })
+            }
+            None => {
+                let kind: SchedulerKind = rt.sched.parse().map_err(|_| unknown())?;
+                (Which::Ours(kind), kind.worker_rule())
+            }
+        },
     };
     rule.check(rt.workers).map_err(|allowed| Error::BadWorkers {
         sched: rt.sched.clone(),

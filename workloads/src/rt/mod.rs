@@ -27,6 +27,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 pub(crate) use pin::{check_cores, pin_current};
+pub use tokio_rt::{TokioJoin, TokioMulti, TokioSpawner};
 
 /// Why a spawned task produced no value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -26,19 +26,29 @@ use crate::api::RuntimeSpec;
 use crate::Error;
 
 /// tokio's multi-thread runtime with `spec.workers` workers.
-pub(crate) struct TokioMulti {
+/// tokio's multi-thread runtime as a row (`tokio`, or a registered
+/// variant built with [`TokioMulti::with_builder`]).
+pub struct TokioMulti {
     rt: tokio::runtime::Runtime,
 }
 
 impl TokioMulti {
     pub(crate) fn build(spec: &RuntimeSpec) -> Result<Self, Error> {
+        TokioMulti::with_builder(tokio::runtime::Builder::new_multi_thread(), spec)
+    }
+
+    /// A multi-thread runtime from `builder` (a registered reference row
+    /// with tokio's own settings, e.g. `global_queue_interval`): this sets
+    /// the worker count, enables I/O and time, and pins threads as the
+    /// `tokio` row does.
+    pub fn with_builder(mut builder: tokio::runtime::Builder, spec: &RuntimeSpec) -> Result<Self, Error> {
         let cores = Arc::new(spec.worker_cores.clone());
         // Counts started threads to pick cores round-robin. tokio starts
         // its workers first, so they take the first ids; blocking-pool
         // threads continue the rotation. Relaxed: a unique ticket is all
         // that is needed, no data is published through it.
         let next = Arc::new(AtomicUsize::new(0));
-        let rt = tokio::runtime::Builder::new_multi_thread()
+        let rt = builder
             .worker_threads(spec.workers)
             .enable_all()
             .on_thread_start(move || pin_current(&cores, next.fetch_add(1, Ordering::Relaxed)))
@@ -145,12 +155,12 @@ impl Drop for TokioCurrent {
 
 /// Handle shared by both tokio flavours.
 #[derive(Clone)]
-pub(crate) struct TokioSpawner {
+pub struct TokioSpawner {
     handle: tokio::runtime::Handle,
 }
 
 /// A tokio `JoinHandle` with the error mapped to [`TaskFailed`].
-pub(crate) struct TokioJoin<T>(tokio::task::JoinHandle<T>);
+pub struct TokioJoin<T>(tokio::task::JoinHandle<T>);
 
 impl<T> Future for TokioJoin<T> {
     type Output = Result<T, TaskFailed>;
