@@ -19,12 +19,12 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::app::EXIT_FAILURE;
 use crate::cli::CompareArgs;
+use crate::exit::EXIT_FAILURE;
 use crate::export::file::check_distinct;
 use crate::export::{check_writable, write_atomically};
-use crate::lists::parse_percent;
 use crate::load::{load, ResultsFile};
+use crate::parse::parse_percent;
 use crate::record::{CellKey, LatencyMetric, RunRecord, Status, SCHEMA_VERSION};
 use crate::stats::{mann_whitney_p, median, min_possible_p};
 use crate::table::{format_count, format_us, Table};

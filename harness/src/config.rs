@@ -12,7 +12,7 @@ use wsbench_workloads::api::{RuntimeSpec, SchedInfo, WorkloadInfo, WorkloadSpec}
 
 use crate::backend;
 use crate::cli::RunArgs;
-use crate::lists::{parse_duration, parse_pair, parse_u64_list};
+use crate::parse::{parse_duration, parse_pair, parse_u64_list};
 use crate::record::{join_pairs, CellKey};
 use crate::slo::Slo;
 
@@ -111,9 +111,10 @@ pub struct Cell {
     pub key: CellKey,
 }
 
-/// The cells to run and the notes about cells left out.
+/// The cells to run and the notes about cells left out (the harness's
+/// matrix; a workload's own validated `Plan` is the workloads crate's).
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct CellList {
     /// Cells in run order.
     pub cells: Vec<Cell>,
     /// One line per left-out cell.
@@ -343,7 +344,7 @@ impl RunConfig {
     /// scheduler with more workers) are skipped with a note; it is an error
     /// when nothing is left. Every cell is validated by the workloads crate
     /// before anything runs.
-    pub fn plan(&self) -> Result<Plan> {
+    pub fn plan(&self) -> Result<CellList> {
         let mut cells = Vec::new();
         let mut skipped = Vec::new();
         for workload in &self.workloads {
@@ -378,7 +379,7 @@ impl RunConfig {
             backend::validate(&cell.runtime, &cell.spec)
                 .with_context(|| format!("cell {} is not runnable", cell.key))?;
         }
-        Ok(Plan { cells, skipped })
+        Ok(CellList { cells, skipped })
     }
 
     fn cell(

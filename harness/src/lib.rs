@@ -1,10 +1,15 @@
 //! wsbench: the benchmark harness.
 //!
-//! `cli` (clap only) → `config` (validated, typed) → `runner` (measures,
-//! watchdog; `isolate` gives each run a fresh child process) → `stats` /
-//! `summary` (pure statistics) → `export` (CSV, JSON,
-//! markdown, HDR logs) and `table`; `compare` and `plot` read CSVs back via
-//! `load`. The workloads crate is reached only through `backend`.
+//! Top down, with no import circles: `app` (dispatch) → `cli` (clap only)
+//! → `config` (validated, typed; `parse` reads list/duration values) →
+//! `matrix` (runs every cell under a watchdog; `isolate` gives each run a
+//! fresh child process) → `outcome` (what a run produced: cell outcomes,
+//! histograms, results, settings) → `stats` / `summary` (pure statistics)
+//! → `export` (CSV, JSON, markdown, HDR logs) and `table`; `compare`,
+//! `plot`, `history` and `report` read CSVs back via `load`. Units are
+//! written by `units`, exit statuses decided in `exit`, `record` is the
+//! row model everything above speaks, and the workloads crate is reached
+//! only through `backend`.
 //!
 //! # As a library
 //!
@@ -27,24 +32,27 @@ pub mod config;
 pub mod cpu;
 pub mod doctor;
 pub mod env;
+pub mod exit;
 pub mod export;
 pub mod health;
 pub mod history;
 pub mod isolate;
-pub mod list;
-pub mod lists;
+pub mod listing;
 pub mod load;
+pub mod matrix;
+pub mod outcome;
+pub mod parse;
 pub mod pin;
 pub mod plot;
 pub mod progress;
 pub mod record;
 pub mod report;
-pub mod runner;
 pub mod slo;
 pub mod stats;
 pub mod summary;
 pub mod table;
 pub mod ttest;
+pub mod units;
 
 /// The whole `wsbench` command line: parses `std::env::args`, runs the
 /// command, prints an error (`Error: ...`) and returns the exit status
@@ -54,7 +62,7 @@ pub fn main() -> std::process::ExitCode {
         Ok(code) => code,
         Err(err) => {
             eprintln!("Error: {err:#}");
-            app::exit_code_for(&err)
+            exit::exit_code_for(&err)
         }
     }
 }

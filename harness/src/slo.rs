@@ -7,7 +7,7 @@ use std::str::FromStr;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
-use crate::lists::parse_duration;
+use crate::parse::parse_duration;
 use crate::record::LatencyMetric;
 
 /// Microseconds per second.
@@ -43,7 +43,7 @@ impl FromStr for Slo {
 
 impl fmt::Display for Slo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}<{}", self.metric.label(), crate::table::format_us(self.threshold_us))
+        write!(f, "{}<{}", self.metric.label(), crate::units::format_us(self.threshold_us))
     }
 }
 

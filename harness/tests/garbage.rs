@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
-use wsbench::app::exit_code_for;
 use wsbench::cli::{CompareArgs, PlotArgs};
 use wsbench::env::Environment;
+use wsbench::exit::exit_code_for;
 use wsbench::export::csv::{encode, header, row};
 use wsbench::load::load;
 use wsbench::record::{CellKey, Latencies, RunRecord, Status};

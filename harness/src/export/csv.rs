@@ -16,11 +16,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context, Result};
 
 use super::file::regular_target;
-use super::{check_writable, parent_dir, Exporter, Results};
+use super::{check_writable, parent_dir, Exporter};
 use crate::cpu::CPU_COLUMNS;
 use crate::env::Environment;
+use crate::outcome::CellOutcome;
+use crate::outcome::Results;
 use crate::record::{counter_names, LatencyMetric, RunRecord, SCHEMA_VERSION};
-use crate::runner::CellOutcome;
 
 /// DESIGN.md's columns, in order.
 pub const CORE_COLUMNS: [&str; 21] = [

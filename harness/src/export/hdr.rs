@@ -15,9 +15,10 @@ use hdrhistogram::serialization::interval_log::{IntervalLogIterator, IntervalLog
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
-use super::{file_safe, write_atomically, Exporter, Results};
+use super::{file_safe, write_atomically, Exporter};
+use crate::outcome::CellOutcome;
+use crate::outcome::Results;
 use crate::record::CellKey;
-use crate::runner::CellOutcome;
 
 /// File extension of the logs.
 pub const EXTENSION: &str = "hlog";

@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::{check_writable, write_atomically, Exporter, Results, Settings};
+use super::{check_writable, write_atomically, Exporter};
 use crate::env::Environment;
+use crate::outcome::CellOutcome;
+use crate::outcome::{Results, Settings};
 use crate::record::{RunRecord, SCHEMA_VERSION};
-use crate::runner::CellOutcome;
 use crate::summary::{capacities, ratios_to, Capacity, CellSummary, Ratios};
 
 #[derive(Serialize)]

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::{check_writable, write_atomically, Exporter, Results};
-use crate::runner::CellOutcome;
+use super::{check_writable, write_atomically, Exporter};
+use crate::outcome::CellOutcome;
+use crate::outcome::Results;
 use crate::stats::{min_runs_for, Summary, CONFIDENCE};
 use crate::table::{capacity_table, cells_table, format_count, legend, Table};
 

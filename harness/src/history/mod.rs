@@ -9,11 +9,11 @@ use std::process::ExitCode;
 
 use anyhow::{bail, ensure, Context, Result};
 
-use crate::app::EXIT_FAILURE;
 use crate::changepoint::Settings;
 use crate::cli::{HistoryAddArgs, HistoryArgs, HistoryCommand, HistoryDbArgs, HistoryDetectArgs};
+use crate::exit::EXIT_FAILURE;
 use crate::export::{check_writable, write_atomically};
-use crate::lists::parse_percent;
+use crate::parse::parse_percent;
 use crate::table::Table;
 use detect::{Floors, DEFAULT_METRICS};
 use store::{Added, Store};

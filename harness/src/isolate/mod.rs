@@ -35,7 +35,7 @@ use anyhow::{Context, Result};
 use wsbench_workloads::api::{RunOptions, RuntimeSpec, WorkloadSpec};
 
 use crate::backend;
-use crate::runner::{panic_message, RunEnd};
+use crate::outcome::{panic_message, RunEnd};
 
 /// The hidden subcommand a child is started with.
 pub const CHILD_SUBCOMMAND: &str = "__run-child";

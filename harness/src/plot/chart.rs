@@ -177,7 +177,7 @@ fn percentile_label(x: f64) -> String {
 
 /// Microseconds as a short tick label: `250µs`, `2.5ms`, `1s`.
 fn latency_tick(us: f64) -> String {
-    let text = crate::table::format_us(us);
+    let text = crate::units::format_us(us);
     let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
     let number = if number.contains('.') { number.trim_end_matches('0').trim_end_matches('.') } else { number };
@@ -185,7 +185,7 @@ fn latency_tick(us: f64) -> String {
 }
 
 fn number_label(v: f64) -> String {
-    crate::table::format_count(v)
+    crate::units::format_count(v)
 }
 
 /// Draws `chart` into `root`.

@@ -11,9 +11,9 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
-use crate::app::negative;
 use crate::cli::PlotArgs;
 use crate::env::short_sha;
+use crate::exit::negative;
 use crate::export::{file_safe, hdr};
 use crate::load::{load, ResultsFile};
 use crate::record::{LatencyMetric, Status};

@@ -18,54 +18,14 @@ use anyhow::Result;
 use hdrhistogram::Histogram;
 use wsbench_workloads::api::{RunOptions, RunOutput, RuntimeSpec, WorkloadSpec};
 
-use crate::config::{Cell, Plan, RunConfig};
-use crate::export::{Exporter, Results};
+use crate::config::{Cell, CellList, RunConfig};
+use crate::export::Exporter;
+use crate::outcome::{panic_message, CellOutcome, Results, RunEnd, RunHistograms};
 use crate::pin::{self, CorePlan};
 use crate::progress::Progress;
 use crate::record::{counter_names, join_pairs, CellKey, Latencies, RunRecord, Status, US_PER_NS};
 use crate::summary::CellSummary;
 use crate::{backend, health};
-
-/// The full histograms of one run, kept only until the exporters have seen
-/// the cell.
-pub struct RunHistograms {
-    /// Run index.
-    pub run: usize,
-    /// Measured wall time.
-    pub elapsed: Duration,
-    /// Corrected latency (ns).
-    pub latency_ns: Histogram<u64>,
-    /// Uncorrected latency (ns), when kept.
-    pub uncorrected_ns: Option<Histogram<u64>>,
-}
-
-/// One finished cell with its histograms.
-pub struct CellOutcome {
-    /// The cell.
-    pub key: CellKey,
-    /// One row per attempted run.
-    pub records: Vec<RunRecord>,
-    /// Histograms of the ok runs.
-    pub histograms: Vec<RunHistograms>,
-}
-
-/// How one run ended.
-pub(crate) enum RunEnd {
-    Done(Box<RunOutput>),
-    Failed(String),
-    /// In-process run past the watchdog: its threads were abandoned.
-    Hung,
-    /// Child process past the watchdog: it was killed.
-    Killed,
-}
-
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "non-string panic payload".to_string())
-}
 
 /// Runs one measured run on its own thread, waiting at most `limit`.
 fn run_with_watchdog(runtime: RuntimeSpec, spec: WorkloadSpec, options: RunOptions, limit: Duration) -> RunEnd {
@@ -274,7 +234,7 @@ fn note_core_plan(
 /// results (records and summaries, no histograms).
 pub fn run_matrix(
     config: &RunConfig,
-    plan: &Plan,
+    plan: &CellList,
     results: &mut Results,
     exporters: &mut [Box<dyn Exporter>],
 ) -> Result<()> {
@@ -325,7 +285,7 @@ mod tests {
     use super::*;
     use crate::cli::Cli;
 
-    fn plan(args: &[&str]) -> Plan {
+    fn plan(args: &[&str]) -> CellList {
         let cli = Cli::try_parse_from(std::iter::once("wsbench").chain(args.iter().copied())).unwrap();
         RunConfig::from_args(&cli.run).unwrap().plan().unwrap()
     }
