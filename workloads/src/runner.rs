@@ -53,7 +53,7 @@ pub fn run(rt: &RuntimeSpec, w: &WorkloadSpec, opts: &RunOptions) -> Result<RunO
     let meter = CpuMeter::new();
     let m = &meter;
     match which {
-        Which::Ours(kind) => crate::rt::ours::run_ours(kind, rt, &plan, opts, m),
+        Which::Ours(kind) => execute(crate::rt::ours::Ours::build(kind, rt)?, rt, &plan, opts, m),
         Which::Registered(r) => (r.run)(rt, &plan, opts, m),
         Which::Tokio => execute(TokioMulti::build(rt)?, rt, &plan, opts, m),
         Which::TokioCurrent => execute(TokioCurrent::build(rt)?, rt, &plan, opts, m),

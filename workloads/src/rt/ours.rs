@@ -191,14 +191,3 @@ impl OursSpawner {
         self.handle.metrics().workers.iter().map(|w| w.polls).collect()
     }
 }
-
-/// Builds one of our runtimes and runs `plan` on it.
-pub(crate) fn run_ours(
-    kind: SchedulerKind,
-    rt: &RuntimeSpec,
-    plan: &crate::plan::Plan,
-    opts: &crate::api::RunOptions,
-    meter: &crate::cpu::CpuMeter,
-) -> Result<crate::api::RunOutput, Error> {
-    crate::runner::execute(Ours::build(kind, rt)?, rt, plan, opts, meter)
-}
