@@ -64,58 +64,53 @@ pub struct SchedulerInfo {
     pub knobs: &'static [&'static str],
 }
 
-/// Which scheduling policy a runtime uses. Parses from and prints as the
-/// stable kebab-case `--sched` names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum SchedulerKind {
-    /// One shared MPMC run queue.
-    Global,
-    /// A private FIFO per worker, no stealing; remote spawns round-robin.
-    PerWorker,
-    /// Chase–Lev deque per worker (crossbeam-deque), steal one task.
-    StealOne,
-    /// tokio's design: 256-slot ring, LIFO slot, steal half, inject queue.
-    StealHalf,
-    /// One thread, a plain `VecDeque`.
-    CurrentThread,
-    /// N independent single-worker runtimes, each with its own driver; no
-    /// stealing, no shared run queue.
-    ThreadPerCore,
-    /// A policy registered at run time with [`register`].
-    Custom(CustomKind),
+/// Declares `SchedulerKind` with one variant per built-in policy (from
+/// `registry.rs`), then `ThreadPerCore` and `Custom`; `ALL` and `info()`
+/// follow the same list.
+macro_rules! declare_kinds {
+    ([] $($variant:ident => $module:ident :: $policy:ident,)*) => {
+        /// Which scheduling policy a runtime uses. Parses from and prints
+        /// as the stable kebab-case `--sched` names; [`SchedulerKind::info`]
+        /// says what each is.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum SchedulerKind {
+            $(
+                #[doc = concat!("The built-in policy of `schedulers/src/", stringify!($module), "/`.")]
+                $variant,
+            )*
+            /// N independent single-worker runtimes, each with its own
+            /// driver; no stealing, no shared run queue.
+            ThreadPerCore,
+            /// A policy registered at run time with [`register`].
+            Custom(CustomKind),
+        }
+
+        impl SchedulerKind {
+            /// Every built-in kind, in table order ([`SchedulerKind::all`]
+            /// adds the registered ones).
+            pub const ALL: [SchedulerKind; [$(stringify!($variant),)*].len() + 1] =
+                [$(SchedulerKind::$variant,)* SchedulerKind::ThreadPerCore];
+
+            /// Everything about this scheduler.
+            pub fn info(self) -> SchedulerInfo {
+                match self {
+                    $(SchedulerKind::$variant => crate::$module::INFO,)*
+                    SchedulerKind::ThreadPerCore => crate::thread_per_core::INFO,
+                    SchedulerKind::Custom(c) => c.0.info,
+                }
+            }
+        }
+    };
 }
+crate::registry::builtin_policies!(declare_kinds, []);
 
 impl SchedulerKind {
-    /// Every built-in kind, in table order ([`SchedulerKind::all`] adds the
-    /// registered ones).
-    pub const ALL: [SchedulerKind; 6] = [
-        SchedulerKind::Global,
-        SchedulerKind::PerWorker,
-        SchedulerKind::StealOne,
-        SchedulerKind::StealHalf,
-        SchedulerKind::CurrentThread,
-        SchedulerKind::ThreadPerCore,
-    ];
-
     /// Every kind: the built-ins in table order, then the registered ones
     /// in registration order.
     pub fn all() -> Vec<SchedulerKind> {
         let mut all = SchedulerKind::ALL.to_vec();
         all.extend(registry().read().unwrap().iter().map(|&e| SchedulerKind::Custom(CustomKind(e))));
         all
-    }
-
-    /// Everything about this scheduler.
-    pub fn info(self) -> SchedulerInfo {
-        match self {
-            SchedulerKind::Global => crate::global::INFO,
-            SchedulerKind::PerWorker => crate::per_worker::INFO,
-            SchedulerKind::StealOne => crate::steal_one::INFO,
-            SchedulerKind::StealHalf => crate::steal_half::INFO,
-            SchedulerKind::CurrentThread => crate::current_thread::INFO,
-            SchedulerKind::ThreadPerCore => crate::thread_per_core::INFO,
-            SchedulerKind::Custom(c) => c.0.info,
-        }
     }
 
     /// The `--sched` name.

@@ -20,6 +20,7 @@ mod loom;
 pub mod metrics;
 pub mod net;
 pub mod policy;
+mod registry;
 mod runtime;
 pub mod task;
 pub mod time;

@@ -9,14 +9,9 @@ use super::park;
 use super::shared::Shared;
 use super::worker::worker_main;
 use crate::blocking::BlockingPool;
-use crate::current_thread::CurrentThread;
 use crate::driver::{Driver, DriverConfig};
-use crate::global::Global;
 use crate::knobs::{KnobError, Knobs};
-use crate::per_worker::PerWorker;
 use crate::policy::Policy;
-use crate::steal_half::StealHalf;
-use crate::steal_one::StealOne;
 use crate::thread_per_core::ThreadPerCore;
 use crate::SchedulerKind;
 
@@ -135,18 +130,19 @@ impl Builder {
     /// Starts the runtime.
     pub fn build(&self) -> Result<Runtime, BuildError> {
         let (knobs, workers) = self.validate()?;
-        match self.kind {
-            SchedulerKind::Global => self.start::<Global>(knobs, workers, Handle::from),
-            SchedulerKind::PerWorker => self.start::<PerWorker>(knobs, workers, Handle::from),
-            SchedulerKind::StealOne => self.start::<StealOne>(knobs, workers, Handle::from),
-            SchedulerKind::StealHalf => self.start::<StealHalf>(knobs, workers, Handle::from),
-            SchedulerKind::CurrentThread => self.start::<CurrentThread>(knobs, workers, Handle::from),
-            SchedulerKind::Custom(custom) => (custom.start())(self, knobs, workers),
-            SchedulerKind::ThreadPerCore => {
-                let (tpc, parts) = ThreadPerCore::start(self, workers)?;
-                Ok(Runtime::from_parts(Handle::from(tpc), parts))
-            }
+        macro_rules! build_kind {
+            ([] $($variant:ident => $module:ident :: $policy:ident,)*) => {
+                match self.kind {
+                    $(SchedulerKind::$variant => self.start::<crate::$module::$policy>(knobs, workers, Handle::from),)*
+                    SchedulerKind::ThreadPerCore => {
+                        let (tpc, parts) = ThreadPerCore::start(self, workers)?;
+                        Ok(Runtime::from_parts(Handle::from(tpc), parts))
+                    }
+                    SchedulerKind::Custom(custom) => (custom.start())(self, knobs, workers),
+                }
+            };
         }
+        crate::registry::builtin_policies!(build_kind, [])
     }
 
     /// The `on_thread_start` hook, if any.

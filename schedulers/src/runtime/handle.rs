@@ -13,14 +13,9 @@ use std::time::Duration;
 use super::context;
 use super::custom::DynSched;
 use super::shared::Shared;
-use crate::current_thread::CurrentThread;
 use crate::driver;
-use crate::global::Global;
 use crate::metrics::RuntimeMetrics;
-use crate::per_worker::PerWorker;
 use crate::policy::Policy;
-use crate::steal_half::StealHalf;
-use crate::steal_one::StealOne;
 use crate::task::JoinHandle;
 use crate::thread_per_core::ThreadPerCore;
 use crate::SchedulerKind;
@@ -28,45 +23,60 @@ use crate::SchedulerKind;
 /// How long dropping a `Runtime` waits for its workers.
 const DROP_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
 
-#[derive(Clone)]
-enum Inner {
-    Global(Arc<Shared<Global>>),
-    PerWorker(Arc<Shared<PerWorker>>),
-    StealOne(Arc<Shared<StealOne>>),
-    StealHalf(Arc<Shared<StealHalf>>),
-    CurrentThread(Arc<Shared<CurrentThread>>),
-    ThreadPerCore(Arc<ThreadPerCore>),
-    /// A registered policy (`crate::register`), through a `dyn` core.
-    Custom(DynSched, SchedulerKind),
+/// `Inner` (one statically dispatched variant per built-in policy, from
+/// `registry.rs`), its `From` impls, `kind()`, and the `with_shared!`
+/// dispatch over it.
+macro_rules! declare_inner {
+    ([] $($variant:ident => $module:ident :: $policy:ident,)*) => {
+        #[derive(Clone)]
+        enum Inner {
+            $($variant(Arc<Shared<crate::$module::$policy>>),)*
+            ThreadPerCore(Arc<ThreadPerCore>),
+            /// A registered policy (`crate::register`), through a `dyn` core.
+            Custom(DynSched, SchedulerKind),
+        }
+
+        $(
+            impl From<Arc<Shared<crate::$module::$policy>>> for Handle {
+                fn from(shared: Arc<Shared<crate::$module::$policy>>) -> Handle {
+                    Handle { inner: Inner::$variant(shared) }
+                }
+            }
+        )*
+
+        impl Inner {
+            fn kind(&self) -> SchedulerKind {
+                match self {
+                    $(Inner::$variant(_) => SchedulerKind::$variant,)*
+                    Inner::ThreadPerCore(_) => SchedulerKind::ThreadPerCore,
+                    Inner::Custom(_, kind) => *kind,
+                }
+            }
+        }
+    };
 }
+crate::registry::builtin_policies!(declare_inner, []);
 
 /// `$body` with `$s` bound to the runtime's `Arc<Shared<P>>`, `$tpc` with
 /// `$t` bound to the `thread-per-core` cores, or `$custom` with `$c` bound
 /// to a registered policy's `DynSched`.
 macro_rules! with_shared {
     ($handle:expr, $s:ident => $body:expr, $t:ident => $tpc:expr, $c:ident => $custom:expr) => {
+        crate::registry::builtin_policies!(with_shared_arms, [$handle, $s, $body, $t, $tpc, $c, $custom])
+    };
+}
+
+/// The `match` of `with_shared!`, one arm per built-in policy.
+macro_rules! with_shared_arms {
+    ([$handle:expr, $s:ident, $body:expr, $t:ident, $tpc:expr, $c:ident, $custom:expr]
+     $($variant:ident => $module:ident :: $policy:ident,)*) => {
         match &$handle.inner {
-            Inner::Global($s) => $body,
-            Inner::PerWorker($s) => $body,
-            Inner::StealOne($s) => $body,
-            Inner::StealHalf($s) => $body,
-            Inner::CurrentThread($s) => $body,
+            $(Inner::$variant($s) => $body,)*
             Inner::ThreadPerCore($t) => $tpc,
             Inner::Custom($c, _) => $custom,
         }
     };
 }
-
-macro_rules! impl_from_shared {
-    ($($policy:ident),*) => {$(
-        impl From<Arc<Shared<$policy>>> for Handle {
-            fn from(shared: Arc<Shared<$policy>>) -> Handle {
-                Handle { inner: Inner::$policy(shared) }
-            }
-        }
-    )*};
-}
-impl_from_shared!(Global, PerWorker, StealOne, StealHalf, CurrentThread);
 
 impl Handle {
     /// The handle of a registered policy's runtime.
@@ -149,15 +159,7 @@ impl Handle {
 
     /// The scheduling policy.
     pub fn kind(&self) -> SchedulerKind {
-        match &self.inner {
-            Inner::Global(_) => SchedulerKind::Global,
-            Inner::PerWorker(_) => SchedulerKind::PerWorker,
-            Inner::StealOne(_) => SchedulerKind::StealOne,
-            Inner::StealHalf(_) => SchedulerKind::StealHalf,
-            Inner::CurrentThread(_) => SchedulerKind::CurrentThread,
-            Inner::ThreadPerCore(_) => SchedulerKind::ThreadPerCore,
-            Inner::Custom(_, kind) => *kind,
-        }
+        self.inner.kind()
     }
 
     /// Worker threads.

@@ -1,0 +1,29 @@
+//! The built-in policies, one line each. This list is the only place that
+//! names them all: the `SchedulerKind` variants, their `info()`, the
+//! builder's dispatch and the handle's statically dispatched variants are
+//! all generated from it.
+//!
+//! Adding an in-tree policy: a folder `schedulers/src/<module>/` with a
+//! type implementing `crate::policy::Policy` and a
+//! `pub(crate) const INFO: crate::SchedulerInfo` (its `--sched` name,
+//! meaning, worker rule and knobs), `mod <module>;` in `lib.rs`, and one
+//! line `Variant => <module>::Type,` below. (`thread-per-core` is not a
+//! policy but N runtimes of one, so it is added by hand after these.)
+//! Policies from other crates use `crate::register` instead.
+
+/// Calls `$callback! { [$args] Variant => module::Type, ... }` with the
+/// built-in policies in table order (the order of `wsbench list` and of
+/// `--sched all`).
+macro_rules! builtin_policies {
+    ($callback:ident, $args:tt) => {
+        $callback! {
+            $args
+            Global => global::Global,
+            PerWorker => per_worker::PerWorker,
+            StealOne => steal_one::StealOne,
+            StealHalf => steal_half::StealHalf,
+            CurrentThread => current_thread::CurrentThread,
+        }
+    };
+}
+pub(crate) use builtin_policies;
