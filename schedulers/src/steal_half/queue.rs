@@ -695,5 +695,5 @@ mod tests;
 mod stress;
 
 #[cfg(all(test, loom))]
-#[path = "queue/loom_tests.rs"]
+#[path = "../loom_tests/steal_half_queue.rs"]
 mod loom_tests;
