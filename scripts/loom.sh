@@ -31,7 +31,12 @@ groups=(
     loom_tests::idle_race::
     loom_tests::lifo::
     loom_tests::inject::
+    loom_tests::handoff::
+    loom_tests::inject_close::
+    loom_tests::join_waker::
+    loom_tests::owned::
     loom_tests::shutdown_race::
+    loom_tests::timer::
     steal_half::queue::loom_tests::
     driver::io::loom_tests::
 )

@@ -39,6 +39,8 @@ use crate::metrics::DriverMetrics;
 pub(crate) use self::io::Direction;
 pub(crate) use self::registration::PollEvented;
 pub(crate) use self::timer::Registered;
+#[cfg(loom)]
+pub(crate) use self::timer::TimeShared;
 pub(crate) use self::wheel::TimerKey;
 
 /// The token of the driver's own mio waker (no source token can equal it:

@@ -260,6 +260,15 @@ impl TimeShared {
         self.lock().wheel.pending()
     }
 
+    /// `next_due` and the earliest pending tick (read under the lock), for
+    /// the loom model of the fast path.
+    #[cfg(loom)]
+    pub(crate) fn next_due_and_earliest(&self) -> (u64, Option<u64>) {
+        let core = self.lock();
+        // Acquire: as in `after_park`.
+        (self.next_due.load(Ordering::Acquire), core.wheel.next_expiration())
+    }
+
     /// Holds the wheel's lock (without counting) until the result drops:
     /// lets a test make another thread's acquisition contended.
     #[cfg(all(test, not(loom)))]

@@ -3,23 +3,9 @@
 //! `close` racing pushes. Every task is run or cancelled exactly once, none
 //! is lost, and the lock-free length never claims work that is not there.
 //!
-//! # The driver hand-off is not modelled here
-//! Handing the driver between workers (`runtime/park.rs`: a worker that
-//! parks takes the driver with `try_lock` and blocks in `Driver::park`,
-//! `Unparker::unpark` interrupts it through mio's waker) cannot run under
-//! loom: `Driver` wraps a real epoll instance, and `Driver::park` blocks
-//! the OS thread in `epoll_wait`. loom runs every modelled thread on one OS
-//! thread, so in each interleaving where the unpark comes after the park
-//! the model itself would hang instead of reporting a deadlock. Bounding
-//! the park with a timer would not help: a lost wake-up then looks like a
-//! timer expiry, which is exactly the bug the model would have to catch.
-//! Modelling it needs a driver stand-in behind `Parker::park` (a runtime
-//! change, outside this file). What is covered instead: the parker's
-//! token state machine on the condvar path (`idle.rs`, the same
-//! `EMPTY → PARKED_* → NOTIFIED` transitions), the driver's readiness
-//! protocol (`driver/io.rs` loom models), and the hand-off itself in the
-//! stress suite (`tests/stress.rs`), where a parked worker holds the driver
-//! in every multi-worker runtime while others park on their condvars.
+//! The driver hand-off between parking workers is modelled in
+//! `handoff.rs` (with a driver stand-in: the real one blocks in epoll);
+//! closing a sharded inject queue in `inject_close.rs`.
 //!
 //! Bound: every model here runs with `LOOM_MAX_PREEMPTIONS=2` (the
 //! setting of `scripts/loom.sh`): a lost or doubled task needs one push

@@ -16,10 +16,15 @@
 //! loom-instrumented, so the policies built on them are covered by the
 //! stress tests instead.
 
+mod handoff;
 mod idle;
 mod idle_race;
 mod inject;
+mod inject_close;
+mod join_waker;
 mod lifo;
+mod owned;
 mod shutdown_race;
 mod support;
 mod task;
+mod timer;

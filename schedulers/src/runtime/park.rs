@@ -25,12 +25,40 @@ const PARKED_CONDVAR: usize = 1;
 const PARKED_DRIVER: usize = 2;
 const NOTIFIED: usize = 3;
 
+/// What a worker that holds the driver blocks in: the epoll [`Driver`],
+/// or, in the loom models (which cannot block in epoll), a stand-in.
+pub(crate) trait ParkDriver {
+    /// `None`: blocks until an I/O event, a timer or an unpark through
+    /// the matching [`UnparkDriver`]; `Some(Duration::ZERO)`: polls.
+    fn park(&mut self, timeout: Option<Duration>);
+}
+
+impl ParkDriver for Driver {
+    fn park(&mut self, timeout: Option<Duration>) {
+        Driver::park(self, timeout);
+    }
+}
+
+/// Interrupts a blocked [`ParkDriver::park`]. An unpark that arrives
+/// before the park blocks must make it return at once (mio's waker is an
+/// eventfd that stays readable): the parker publishes `PARKED_DRIVER`
+/// before it blocks, so `Unparker::unpark` may come in between.
+pub(crate) trait UnparkDriver: Send + Sync {
+    fn unpark(&self);
+}
+
+impl UnparkDriver for driver::Handle {
+    fn unpark(&self) {
+        driver::Handle::unpark(self);
+    }
+}
+
 struct Inner {
     state: AtomicUsize,
     mutex: Mutex<()>,
     condvar: Condvar,
-    /// `None` only in loom models, which never park on a driver.
-    driver: Option<driver::Handle>,
+    /// `None` only in loom models that never park on a driver.
+    driver: Option<Box<dyn UnparkDriver>>,
 }
 
 /// The parking end, owned by one worker.
@@ -56,6 +84,16 @@ pub(crate) enum Parked {
 }
 
 pub(crate) fn pair(driver: Option<driver::Handle>) -> (Parker, Unparker) {
+    pair_inner(driver.map(|h| Box::new(h) as Box<dyn UnparkDriver>))
+}
+
+/// A pair whose driver is a loom model's stand-in.
+#[cfg(loom)]
+pub(crate) fn pair_with_driver(unpark: Box<dyn UnparkDriver>) -> (Parker, Unparker) {
+    pair_inner(Some(unpark))
+}
+
+fn pair_inner(driver: Option<Box<dyn UnparkDriver>>) -> (Parker, Unparker) {
     let inner =
         Arc::new(Inner { state: AtomicUsize::new(EMPTY), mutex: Mutex::new(()), condvar: Condvar::new(), driver });
     (Parker { inner: inner.clone() }, Unparker { inner })
@@ -64,12 +102,12 @@ pub(crate) fn pair(driver: Option<driver::Handle>) -> (Parker, Unparker) {
 impl Parker {
     /// Blocks until `unpark` (or a driver event / timer when parked on the
     /// driver).
-    pub(crate) fn park(&self, driver: &Mutex<Driver>) -> Parked {
+    pub(crate) fn park<D: ParkDriver>(&self, driver: &Mutex<D>) -> Parked {
         if self.take_token() {
             return Parked::Token;
         }
         match driver.try_lock() {
-            Ok(mut d) => self.park_driver(&mut d),
+            Ok(mut d) => self.park_driver(&mut *d),
             Err(_) => self.park_condvar(),
         }
     }
@@ -80,7 +118,7 @@ impl Parker {
         self.inner.state.compare_exchange(NOTIFIED, EMPTY, Acquire, Relaxed).is_ok()
     }
 
-    fn park_driver(&self, driver: &mut Driver) -> Parked {
+    fn park_driver<D: ParkDriver>(&self, driver: &mut D) -> Parked {
         // AcqRel on success: publishes PARKED_DRIVER to `unpark`; on
         // failure Acquire pairs with `unpark` (it can only be NOTIFIED).
         match self.inner.state.compare_exchange(EMPTY, PARKED_DRIVER, AcqRel, Acquire) {
@@ -127,7 +165,7 @@ impl Parker {
 
     /// Non-blocking driver poll during maintenance; `false` when another
     /// worker holds the driver.
-    pub(crate) fn poll_driver(&self, driver: &Mutex<Driver>) -> bool {
+    pub(crate) fn poll_driver<D: ParkDriver>(&self, driver: &Mutex<D>) -> bool {
         match driver.try_lock() {
             Ok(mut d) => {
                 d.park(Some(Duration::ZERO));
