@@ -13,8 +13,8 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use crate::runtime::{context, Handle};
+use crate::task::join::JoinHandle;
 use crate::task::raw::{new_task, CellAlign, Notified, RawTask, Schedule, Task};
-use crate::task::JoinHandle;
 
 /// Runs `f` on the current runtime's blocking pool.
 ///

@@ -28,17 +28,6 @@ pub static REFERENCES: &[SchedInfo] = &[
     },
 ];
 
-/// Every `--sched` name: ours (the built-in policies and any registered
-/// with `wsbench_schedulers::register`, from their own `SchedulerInfo`),
-/// then the references (built-in, then registered with
-/// [`crate::register_reference`]).
-pub fn schedulers() -> Vec<SchedInfo> {
-    let registered = crate::references::registered();
-    let mut all = builtin_schedulers();
-    all.extend(registered.iter().map(|e| e.info));
-    all
-}
-
 /// Ours and the built-in references, without registered references.
 pub(crate) fn builtin_schedulers() -> Vec<SchedInfo> {
     let ours = SchedulerKind::all().into_iter().map(|k| {

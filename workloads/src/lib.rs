@@ -29,7 +29,6 @@ mod openloop;
 mod params;
 mod plan;
 pub mod record;
-mod references;
 pub mod rt;
 mod runner;
 pub mod spin;
@@ -66,5 +65,4 @@ pub mod __bench {
 }
 pub use openloop::SLIP_LAG_P99;
 pub use plan::{MAX_RATE_PER_S, MAX_WORKERS};
-pub use references::{register_reference, RegisterReferenceError};
-pub use runner::{run, schedulers, validate, workloads};
+pub use runner::{register_reference, run, schedulers, validate, workloads, RegisterReferenceError};

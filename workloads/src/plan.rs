@@ -3,19 +3,14 @@
 
 use std::time::Duration;
 
-use wsbench_schedulers::knobs::Knobs;
-use wsbench_schedulers::{SchedulerKind, WorkerRule};
-
 use crate::api::{RunOptions, RuntimeSpec, WorkloadInfo, WorkloadSpec};
 use crate::arrivals::{ArrivalKind, ARRIVAL_KINDS};
 use crate::bench::{Bench, Shape};
-use crate::catalog::{schedulers, REFERENCES, WORKLOADS};
+use crate::catalog::WORKLOADS;
 use crate::dist::Dist;
 use crate::micro::{Fanout, Skewed, Timeouts, Timers};
 use crate::openloop::{Injection, LoadSpec};
 use crate::params::Params;
-use crate::references::RefEntry;
-use crate::rt::check_cores;
 use crate::tcp::{Handler, Mixed, TcpRpc};
 use crate::Error;
 
@@ -37,71 +32,6 @@ const MAX_SPAWNS: u64 = 10_000_000;
 const MAX_TASKS: u64 = 1_000_000;
 const MAX_BUSY_TASKS: u64 = 100_000;
 const MAX_STALL_US: u64 = 1_000_000;
-
-/// Which runtime implementation runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Which {
-    Ours(SchedulerKind),
-    /// A reference registered with `register_reference`.
-    Registered(&'static RefEntry),
-    Tokio,
-    TokioCurrent,
-    Smol,
-}
-
-/// Validates the runtime spec: name, worker count, knobs, core ids.
-pub(crate) fn which(rt: &RuntimeSpec) -> Result<Which, Error> {
-    let unknown = || Error::UnknownScheduler {
-        name: rt.sched.clone(),
-        allowed: schedulers().iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
-    };
-    let (which, rule) = match REFERENCES.iter().find(|r| r.name == rt.sched) {
-        Some(r) => {
-            let which = match r.name {
-                "tokio" => Which::Tokio,
-                "tokio-current" => Which::TokioCurrent,
-                "smol" => Which::Smol,
-                other => unreachable!("reference `{other}` has no runner"),
-            };
-            (which, if r.single_worker_only { WorkerRule::ExactlyOne } else { WorkerRule::Any })
-        }
-        None => match crate::references::registered().into_iter().find(|r| r.info.name == rt.sched) {
-            Some(r) => {
-                (Which::Registered(r), if r.info.single_worker_only { WorkerRule::ExactlyOne } else { WorkerRule::Any })
-            }
-            None => {
-                let kind: SchedulerKind = rt.sched.parse().map_err(|_| unknown())?;
-                (Which::Ours(kind), kind.worker_rule())
-            }
-        },
-    };
-    rule.check(rt.workers).map_err(|allowed| Error::BadWorkers {
-        sched: rt.sched.clone(),
-        workers: rt.workers,
-        allowed,
-    })?;
-    check_cores("worker", &rt.worker_cores)?;
-    check_cores("load-generator", &rt.loadgen_cores)?;
-    match which {
-        Which::Ours(kind) => {
-            let mut knobs = Knobs::default();
-            for (name, value) in &rt.knobs {
-                Knobs::check_applies(name, kind)?;
-                knobs.set(name, value)?;
-            }
-        }
-        _ => {
-            if let Some((name, value)) = rt.knobs.first() {
-                return Err(Error::KnobOnReference {
-                    sched: rt.sched.clone(),
-                    name: name.clone(),
-                    value: value.clone(),
-                });
-            }
-        }
-    }
-    Ok(which)
-}
 
 /// Offered-load settings (open loop), before the run's options are known.
 #[derive(Debug, Clone, Copy)]

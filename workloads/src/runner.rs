@@ -1,17 +1,23 @@
-//! The four functions the harness calls.
+//! The functions the harness calls (`schedulers`, `workloads`, `validate`,
+//! `run`), the one extension point of this crate (`register_reference`),
+//! and which runtime a `--sched` name selects.
 
+use std::sync::RwLock;
 use std::time::Duration;
+
+use wsbench_schedulers::knobs::Knobs;
+use wsbench_schedulers::{SchedulerKind, WorkerRule};
 
 use crate::api::{RunOptions, RunOutput, RuntimeSpec, SchedInfo, WorkloadInfo, WorkloadSpec};
 use crate::bench::run_bench;
-use crate::catalog::WORKLOADS;
+use crate::catalog::{builtin_schedulers, REFERENCES, WORKLOADS};
 use crate::cpu::CpuMeter;
 use crate::micro::{fanout_request, skewed_request, timeouts_request, timers_request};
 use crate::openloop::{run_in_process, Injection};
-use crate::plan::{plan, which, Plan, Which, Work};
+use crate::plan::{plan, Plan, Work};
 use crate::rt::smol_rt::Smol;
 use crate::rt::tokio_rt::{TokioCurrent, TokioMulti};
-use crate::rt::{Rt, Spawner};
+use crate::rt::{check_cores, Rt, Spawner};
 use crate::tcp::run_tcp;
 use crate::Error;
 
@@ -24,7 +30,9 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 /// `wsbench_schedulers::register`) and the references (`tokio`,
 /// `tokio-current`, `smol`).
 pub fn schedulers() -> Vec<SchedInfo> {
-    crate::catalog::schedulers()
+    let mut all = builtin_schedulers();
+    all.extend(registered().iter().map(|e| e.info));
+    all
 }
 
 /// Every workload with its parameters.
@@ -135,4 +143,150 @@ fn dispatch<R: Rt>(
             unreachable!("the crash workload finished")
         }
     }
+}
+
+/// Which runtime implementation runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Which {
+    Ours(SchedulerKind),
+    /// A reference registered with `register_reference`.
+    Registered(&'static RefEntry),
+    Tokio,
+    TokioCurrent,
+    Smol,
+}
+
+/// Validates the runtime spec: name, worker count, knobs, core ids.
+pub(crate) fn which(rt: &RuntimeSpec) -> Result<Which, Error> {
+    let unknown = || Error::UnknownScheduler {
+        name: rt.sched.clone(),
+        allowed: schedulers().iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+    };
+    let (which, rule) = match REFERENCES.iter().find(|r| r.name == rt.sched) {
+        Some(r) => {
+            let which = match r.name {
+                "tokio" => Which::Tokio,
+                "tokio-current" => Which::TokioCurrent,
+                "smol" => Which::Smol,
+                other => unreachable!("reference `{other}` has no runner"),
+            };
+            (which, if r.single_worker_only { WorkerRule::ExactlyOne } else { WorkerRule::Any })
+        }
+        None => match registered().into_iter().find(|r| r.info.name == rt.sched) {
+            Some(r) => {
+                (Which::Registered(r), if r.info.single_worker_only { WorkerRule::ExactlyOne } else { WorkerRule::Any })
+            }
+            None => {
+                let kind: SchedulerKind = rt.sched.parse().map_err(|_| unknown())?;
+                (Which::Ours(kind), kind.worker_rule())
+            }
+        },
+    };
+    rule.check(rt.workers).map_err(|allowed| Error::BadWorkers {
+        sched: rt.sched.clone(),
+        workers: rt.workers,
+        allowed,
+    })?;
+    check_cores("worker", &rt.worker_cores)?;
+    check_cores("load-generator", &rt.loadgen_cores)?;
+    match which {
+        Which::Ours(kind) => {
+            let mut knobs = Knobs::default();
+            for (name, value) in &rt.knobs {
+                Knobs::check_applies(name, kind)?;
+                knobs.set(name, value)?;
+            }
+        }
+        _ => {
+            if let Some((name, value)) = rt.knobs.first() {
+                return Err(Error::KnobOnReference {
+                    sched: rt.sched.clone(),
+                    name: name.clone(),
+                    value: value.clone(),
+                });
+            }
+        }
+    }
+    Ok(which)
+}
+
+// ---- reference runtimes registered from outside the crate ----
+
+type RunFn = dyn Fn(&RuntimeSpec, &Plan, &RunOptions, &CpuMeter) -> Result<RunOutput, Error> + Send + Sync;
+
+/// A registered reference runtime.
+pub(crate) struct RefEntry {
+    pub(crate) info: SchedInfo,
+    pub(crate) run: Box<RunFn>,
+}
+
+impl PartialEq for RefEntry {
+    fn eq(&self, other: &Self) -> bool {
+        self.info.name == other.info.name
+    }
+}
+
+impl Eq for RefEntry {}
+
+impl std::fmt::Debug for RefEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RefEntry({:?})", self.info.name)
+    }
+}
+
+/// Registered references, in registration order; leaked on purpose (they
+/// live as long as the process, a handful of them).
+fn registry() -> &'static RwLock<Vec<&'static RefEntry>> {
+    static REGISTRY: RwLock<Vec<&'static RefEntry>> = RwLock::new(Vec::new());
+    &REGISTRY
+}
+
+/// Every registered reference.
+pub(crate) fn registered() -> Vec<&'static RefEntry> {
+    registry().read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// Why [`register_reference`] refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegisterReferenceError {
+    /// The name is taken by a scheduler or an earlier registration.
+    #[error("scheduler name `{0}` is already taken (see `wsbench list`)")]
+    Taken(&'static str),
+    /// The name is not lower-case kebab-case starting with a letter, or
+    /// is `all`.
+    #[error("bad scheduler name `{0}`: allowed are lower-case letters, digits and `-`, starting with a letter, and not `all`")]
+    BadName(&'static str),
+}
+
+/// Registers a reference runtime under `name`: `build` makes one from the
+/// run's [`RuntimeSpec`] (worker count, worker cores; references take no
+/// knobs). `single_worker_only` rows run only at `--workers 1`. Register
+/// first thing in `main` (the harness's per-run child processes re-run the
+/// same binary and must register it too).
+pub fn register_reference<R, B>(
+    name: &'static str,
+    about: &'static str,
+    single_worker_only: bool,
+    build: B,
+) -> Result<(), RegisterReferenceError>
+where
+    R: Rt,
+    B: Fn(&RuntimeSpec) -> Result<R, Error> + Send + Sync + 'static,
+{
+    let good = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && name != "all";
+    if !good {
+        return Err(RegisterReferenceError::BadName(name));
+    }
+    let mut reg = registry().write().unwrap_or_else(|e| e.into_inner());
+    if builtin_schedulers().iter().any(|s| s.name == name) || reg.iter().any(|e| e.info.name == name) {
+        return Err(RegisterReferenceError::Taken(name));
+    }
+    let run = move |rt: &RuntimeSpec, plan: &Plan, opts: &RunOptions, meter: &CpuMeter| {
+        execute(build(rt)?, rt, plan, opts, meter)
+    };
+    let info = SchedInfo { name, about, is_reference: true, single_worker_only };
+    reg.push(Box::leak(Box::new(RefEntry { info, run: Box::new(run) })));
+    Ok(())
 }

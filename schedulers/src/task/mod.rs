@@ -8,7 +8,7 @@ pub(crate) mod state;
 
 mod cell;
 mod error;
-mod join;
+pub(crate) mod join;
 mod polling;
 mod yield_now;
 
