@@ -107,7 +107,8 @@ else
     "$bin" compare "$data/tiny-now-a.csv" "$data/tiny-now-b.csv" --json "$scratch/run/compare.json" >/dev/null || true
     "$bin" history add --db "$scratch/history.sqlite" "$data/tiny-now-a.csv" >/dev/null
     "$bin" history add --db "$scratch/history.sqlite" "$scratch/run" >/dev/null
-    "$bin" report --db "$scratch/history.sqlite" --run "$scratch/run" --out "$scratch/report.html" >/dev/null
+    # From inside the scratch directory, so the page names no temporary path.
+    (cd "$scratch" && "$bin" report --db history.sqlite --run run --out report.html >/dev/null)
     timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \
         --disable-background-networking --disable-component-update --disable-sync \
         --window-size=1400,1800 --user-data-dir="$scratch/profile" \
