@@ -51,7 +51,12 @@ const ARRIVAL: ParamInfo = p("arrival", "poisson", "inter-arrival times: poisson
 const LOADGEN: ParamInfo =
     p("loadgen-threads", "auto", "load-generator threads (never runtime workers): auto = 1 per 16 workers, or 1..=256");
 const CONNECTIONS: ParamInfo =
-    p("connections", "64", "client TCP connections, one plain std thread each, one request in flight each: 1..=1024");
+    p("connections", "64", "client TCP connections, one request in flight each: 1..=100000 (a file descriptor each)");
+const CLIENT_THREADS: ParamInfo = p(
+    "client-threads",
+    "auto",
+    "client threads, each driving connections/threads connections with mio (plus a pacer thread): auto = 1 per 1024 connections, at most 16; or 1..=256",
+);
 const STALL_MS: ParamInfo =
     p("stall-ms", "0", "fault injection: block one worker once for this long at mid-run: 0..=60000 (0 = off)");
 const PANIC_EVERY: ParamInfo = p(
@@ -132,6 +137,7 @@ const TCP_RPC: &[ParamInfo] = &[
     P_PARETO_SHAPE,
     ARRIVAL,
     CONNECTIONS,
+    CLIENT_THREADS,
     STALL_MS,
     PANIC_EVERY,
 ];
@@ -148,6 +154,23 @@ const MIXED: &[ParamInfo] = &[
     P_PARETO_SHAPE,
     ARRIVAL,
     CONNECTIONS,
+    CLIENT_THREADS,
+    STALL_MS,
+    PANIC_EVERY,
+];
+
+const HTTP: &[ParamInfo] = &[
+    p("fanout", "0", "subtasks per request: 0 = the handler spins one service draw itself, else 1..=1024 subtasks each spinning a draw, fanned in"),
+    SERVICE_FIXED,
+    p("service-us", "10", "mean CPU time per request (fanout 0) or per subtask in us: 0..=1e6"),
+    p("proto", "h1", "HTTP version the server speaks: h1 (HTTP/1.1 keep-alive)"),
+    p("response-bytes", "64", "response body length in bytes (checked by the client): 0..=16777216"),
+    P_BIMODAL_P,
+    P_BIMODAL_RATIO,
+    P_PARETO_SHAPE,
+    ARRIVAL,
+    CONNECTIONS,
+    CLIENT_THREADS,
     STALL_MS,
     PANIC_EVERY,
 ];
@@ -190,8 +213,16 @@ pub static WORKLOADS: &[WorkloadInfo] = &[
     open("skewed", "open loop: all requests enter at one worker, or rare 100x stragglers (default rate 1000/s per worker)", SKEWED, 1_000.0),
     open("timers", "open loop: each request sleeps a downstream latency under a deadline; timer lateness (default 2000/s per worker)", TIMERS, 2_000.0),
     open("timeouts", "open loop: each request awaits a backend subtask under a timeout that almost never fires: arm + cancel per request (default 2000/s per worker)", TIMEOUTS, 2_000.0),
-    open("tcp-rpc", "open loop over loopback TCP: std-thread clients, server on the runtime (default 1000/s per worker)", TCP_RPC, 1_000.0),
+    open("tcp-rpc", "open loop over loopback TCP: mio client, server on the runtime (default 1000/s per worker)", TCP_RPC, 1_000.0),
     open("mixed", "open loop over TCP: handlers fan out to CPU subtasks that await timers, with a deadline (default 500/s per worker)", MIXED, 500.0),
+    WorkloadInfo {
+        name: "http",
+        about: "open loop over loopback HTTP/1.1: hyper server on the runtime, mio client (default 1000/s per worker); not in the default suite",
+        open_loop: true,
+        in_default_suite: false,
+        params: HTTP,
+        default_rate_per_worker: Some(1_000.0),
+    },
     WorkloadInfo {
         name: "hang",
         about: "test-only: never finishes (for testing the harness watchdog); not in the default suite",

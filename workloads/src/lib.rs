@@ -6,7 +6,7 @@
 //! - tokio's scheduler benchmarks (`spawn-many-*`, `yield-many`,
 //!   `ping-pong`, `chained-spawn`);
 //! - open-loop microservice workloads (`rpc-fanout`, `skewed`, `timers`,
-//!   `timeouts`, `tcp-rpc`, `mixed`) with coordinated-omission-corrected latency,
+//!   `timeouts`, `tcp-rpc`, `mixed`, `http`) with coordinated-omission-corrected latency,
 //!   queue wait and service time recorded apart, in per-thread
 //!   hdrhistograms;
 //! - `hang` and `crash`, test-only workloads that never finish and abort
@@ -21,9 +21,11 @@ pub mod api;
 pub mod arrivals;
 mod bench;
 mod catalog;
+mod client;
 mod cpu;
 pub mod dist;
 mod error;
+mod http;
 mod micro;
 mod openloop;
 mod params;

@@ -7,7 +7,9 @@ use crate::api::{RunOptions, RuntimeSpec, WorkloadInfo, WorkloadSpec};
 use crate::arrivals::{ArrivalKind, ARRIVAL_KINDS};
 use crate::bench::{Bench, Shape};
 use crate::catalog::WORKLOADS;
+use crate::client::ClientShape;
 use crate::dist::Dist;
+use crate::http::{Http, Proto};
 use crate::micro::{Fanout, Skewed, Timeouts, Timers};
 use crate::openloop::{Injection, LoadSpec};
 use crate::params::Params;
@@ -21,7 +23,14 @@ pub use wsbench_schedulers::MAX_WORKERS;
 /// `loadgen-threads=auto`: one generator thread per this many workers.
 const WORKERS_PER_LOADGEN: usize = 16;
 const MAX_LOADGEN_THREADS: u64 = 256;
-const MAX_CONNECTIONS: u64 = 1024;
+/// Client connections (a file descriptor each, on both ends in-process).
+const MAX_CONNECTIONS: u64 = 100_000;
+/// `client-threads=auto`: one client thread per this many connections ...
+const CONNECTIONS_PER_CLIENT_THREAD: u64 = 1024;
+/// ... and at most this many threads.
+const MAX_CLIENT_THREADS: u64 = 256;
+const AUTO_CLIENT_THREADS_MAX: u64 = 16;
+const MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
 const MAX_STALL_MS: u64 = 60_000;
 const MAX_PANIC_EVERY: u64 = 1_000_000_000_000;
 const MAX_FANOUT: u64 = 1024;
@@ -67,7 +76,8 @@ pub(crate) enum Work {
     Skewed(Skewed, Injection, Load),
     Timers(Timers, Load),
     Timeouts(Timeouts, Load),
-    Tcp(Handler, Load),
+    Tcp(Handler, Load, ClientShape),
+    Http(Http, Load, ClientShape),
     Hang,
     Crash,
 }
@@ -159,8 +169,9 @@ fn closed_work(p: &mut Params<'_>, workers: usize) -> Result<Work, Error> {
 
 fn load(p: &mut Params<'_>, workers: usize, rate_per_s: f64, over_tcp: bool) -> Result<Load, Error> {
     let arrival = p.choice("arrival", ARRIVAL_KINDS)?;
+    // Over TCP the client's shape is read by `client_shape`.
     let threads = if over_tcp {
-        p.u64_in("connections", 1, MAX_CONNECTIONS)?
+        1
     } else {
         let auto = workers.div_ceil(WORKERS_PER_LOADGEN) as u64;
         p.u64_or_auto("loadgen-threads", 1, MAX_LOADGEN_THREADS, auto)?
@@ -168,6 +179,20 @@ fn load(p: &mut Params<'_>, workers: usize, rate_per_s: f64, over_tcp: bool) -> 
     let stall = Duration::from_millis(p.u64_in("stall-ms", 0, MAX_STALL_MS)?);
     let panic_every = p.u64_in("panic-every", 0, MAX_PANIC_EVERY)?;
     Ok(Load { rate_per_s, arrival, threads: threads as usize, stall, panic_every })
+}
+
+/// `connections` and `client-threads` of the TCP workloads; the load's
+/// `threads` is the client threads.
+fn client_shape(p: &mut Params<'_>, load: &mut Load) -> Result<ClientShape, Error> {
+    let connections = p.u64_in("connections", 1, MAX_CONNECTIONS)?;
+    let auto = connections.div_ceil(CONNECTIONS_PER_CLIENT_THREAD).min(AUTO_CLIENT_THREADS_MAX);
+    let threads = p.u64_or_auto("client-threads", 1, MAX_CLIENT_THREADS, auto)?;
+    if threads > connections {
+        let allowed = format!("auto or 1..={connections} (at most one client thread per connection)");
+        return Err(p.bad("client-threads", &threads.to_string(), allowed));
+    }
+    load.threads = threads as usize;
+    Ok(ClientShape { connections: connections as usize, threads: threads as usize })
 }
 
 fn deadline(p: &mut Params<'_>) -> Result<Duration, Error> {
@@ -207,14 +232,27 @@ fn open_work(p: &mut Params<'_>, workers: usize, rate_per_s: f64) -> Result<Work
         }
         "tcp-rpc" => {
             let service = Dist::from_params(p, "service", "service-us")?;
-            Work::Tcp(Handler::Rpc(TcpRpc { service }), load(p, workers, rate_per_s, true)?)
+            let mut load = load(p, workers, rate_per_s, true)?;
+            let shape = client_shape(p, &mut load)?;
+            Work::Tcp(Handler::Rpc(TcpRpc { service }), load, shape)
         }
         "mixed" => {
             let fanout = p.u64_in("fanout", 0, MAX_FANOUT)?;
             let service = Dist::from_params(p, "service", "service-us")?;
             let downstream = Dist::from_params(p, "downstream", "downstream-us")?;
             let m = Mixed { fanout, service, downstream, deadline: deadline(p)? };
-            Work::Tcp(Handler::Mixed(m), load(p, workers, rate_per_s, true)?)
+            let mut load = load(p, workers, rate_per_s, true)?;
+            let shape = client_shape(p, &mut load)?;
+            Work::Tcp(Handler::Mixed(m), load, shape)
+        }
+        "http" => {
+            let fanout = p.u64_in("fanout", 0, MAX_FANOUT)?;
+            let service = Dist::from_params(p, "service", "service-us")?;
+            let proto = p.choice("proto", &[("h1", Proto::H1)])?;
+            let body_bytes = p.u64_in("response-bytes", 0, MAX_BODY_BYTES)? as usize;
+            let mut load = load(p, workers, rate_per_s, true)?;
+            let shape = client_shape(p, &mut load)?;
+            Work::Http(Http { fanout, service, proto, body_bytes }, load, shape)
         }
         other => unreachable!("open workload `{other}` has no plan"),
     };

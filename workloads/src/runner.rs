@@ -12,6 +12,7 @@ use crate::api::{RunOptions, RunOutput, RuntimeSpec, SchedInfo, WorkloadInfo, Wo
 use crate::bench::run_bench;
 use crate::catalog::{builtin_schedulers, REFERENCES, WORKLOADS};
 use crate::cpu::CpuMeter;
+use crate::http::run_http;
 use crate::micro::{fanout_request, skewed_request, timeouts_request, timers_request};
 use crate::openloop::{run_in_process, Injection};
 use crate::plan::{plan, Plan, Work};
@@ -121,9 +122,13 @@ fn dispatch<R: Rt>(
             report.aux_extras("timeout_lateness");
             Ok(report.into_output(&spec, params))
         }
-        Work::Tcp(handler, load) => {
+        Work::Tcp(handler, load, client) => {
             let spec = load.spec(rt, opts);
-            Ok(run_tcp(runtime, &spec, handler, meter)?.into_output(&spec, params))
+            Ok(run_tcp(runtime, &spec, handler, client, meter)?.into_output(&spec, params))
+        }
+        Work::Http(cfg, load, client) => {
+            let spec = load.spec(rt, opts);
+            Ok(run_http(runtime, &spec, cfg, client, meter)?.into_output(&spec, params))
         }
         Work::Hang => {
             let sp = runtime.spawner();

@@ -1,16 +1,8 @@
 //! `tcp-rpc` and `mixed`: a real loopback TCP request/response server
-//! running on the runtime under test, and an open-loop client made of
-//! plain std threads and blocking sockets, independent of every runtime.
-//!
-//! Client: a pool of M connections (default 64), one plain std thread and
-//! blocking socket each, sharing one arrival schedule at the offered rate.
-//! A connection carries one request at a time, as HTTP/1.1 without
-//! pipelining; an idle connection takes the next arrival from the shared
-//! schedule, waits for its intended time and sends it. When every
-//! connection is busy (the server is slow), the next request is sent late —
-//! and its latency is still measured from its *intended* send time (wrk2's
-//! correction); the uncorrected histogram measures from the actual send and
-//! shows what a naive client would report.
+//! running on the runtime under test, loaded by the open-loop mio client
+//! of [`crate::client`] (independent of every runtime; many connections
+//! per thread, one request in flight per connection, latency from each
+//! request's intended send time).
 //!
 //! Server: an accept loop; one task per connection reads a request, runs
 //! the handler inline (a panic is caught and answered with a failure
@@ -21,10 +13,11 @@
 //! instant both sides share) u64, seed u64, flags u32, pad u32; response =
 //! id u64, status u8, pad 7.
 
-use std::io::{self, Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::future::Future;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -32,15 +25,14 @@ use futures_lite::FutureExt;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
-use crate::arrivals::Arrivals;
+use crate::client::proto::{Parsed, TcpRpcWire};
+use crate::client::{client_report, run_clients, ClientShape};
 use crate::cpu::CpuMeter;
 use crate::dist::Dist;
 use crate::micro::{fan_out, maybe_panic};
-use crate::openloop::{
-    count_left, drain_budget, mix, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Outcome, Request, Window,
-};
-use crate::record::{nanos, Collector, Histos};
-use crate::rt::{counters_delta, pin_current, read_exact, Rt, Spawner};
+use crate::openloop::{LoadSpec, OpenReport, Outcome, Request};
+use crate::record::{nanos, Collector};
+use crate::rt::{accept_next, counters_delta, read_exact, Rt, Spawner};
 use crate::spin::spin_ns;
 use crate::Error;
 
@@ -50,7 +42,6 @@ const FLAG_MEASURED: u32 = 1;
 const FLAG_PANIC: u32 = 2;
 /// The unrecorded round trip each client makes before the schedule starts.
 const FLAG_HELLO: u32 = 4;
-const HELLO_ID: u64 = u64::MAX;
 const STATUS_OK: u8 = 0;
 const STATUS_FAILED: u8 = 1;
 
@@ -77,7 +68,9 @@ pub(crate) enum Handler {
     Mixed(Mixed),
 }
 
-fn encode_request(r: &Request, base: Instant, extra_flags: u32) -> [u8; REQUEST_LEN] {
+/// The wire form of `r` (`hello`: the client's unrecorded start-up request).
+pub(crate) fn encode_request(r: &Request, base: Instant, hello: bool) -> [u8; REQUEST_LEN] {
+    let extra_flags = if hello { FLAG_HELLO } else { 0 };
     let mut b = [0u8; REQUEST_LEN];
     b[0..8].copy_from_slice(&r.id.to_le_bytes());
     b[8..16].copy_from_slice(&nanos(r.intended - base).to_le_bytes());
@@ -85,6 +78,21 @@ fn encode_request(r: &Request, base: Instant, extra_flags: u32) -> [u8; REQUEST_
     let flags = extra_flags | if r.measured { FLAG_MEASURED } else { 0 } | if r.must_panic { FLAG_PANIC } else { 0 };
     b[24..28].copy_from_slice(&flags.to_le_bytes());
     b
+}
+
+/// The response to request `id` at the start of `buf`.
+pub(crate) fn parse_response(buf: &[u8], id: u64) -> Parsed {
+    let Some(resp) = buf.get(..RESPONSE_LEN) else {
+        return Parsed::Partial;
+    };
+    let got = u64::from_le_bytes(resp[0..8].try_into().expect("8-byte field"));
+    if got != id {
+        return Parsed::Invalid(format!("response for request {got}, expected {id}"));
+    }
+    match resp[8] {
+        STATUS_OK | STATUS_FAILED => Parsed::Response { len: RESPONSE_LEN, ok: resp[8] == STATUS_OK, close: false },
+        other => Parsed::Invalid(format!("status byte {other} (expected {STATUS_OK} or {STATUS_FAILED})")),
+    }
 }
 
 /// The request, and whether it is the start-up hello.
@@ -162,226 +170,76 @@ async fn connection<S: Spawner>(sp: S, mut stream: S::Stream, h: Handler, base: 
 }
 
 async fn accept_loop<S: Spawner>(sp: S, listener: S::Listener, h: Handler, base: Instant, collector: Arc<Collector>) {
-    // An accept error (listener closed at shutdown) ends the server.
-    while let Ok(stream) = sp.accept(&listener).await {
+    while let Some(stream) = accept_next(&sp, &listener).await {
         drop(sp.spawn_inside(connection(sp.clone(), stream, h, base, Arc::clone(&collector))));
     }
 }
 
-/// One client connection's results.
-struct ConnResult {
-    histos: Histos,
-    gen: GenTotals,
-    error: Option<io::Error>,
-}
-
-fn exchange(s: &mut TcpStream, req: &Request, base: Instant, extra_flags: u32) -> io::Result<bool> {
-    s.write_all(&encode_request(req, base, extra_flags))?;
-    let mut resp = [0u8; RESPONSE_LEN];
-    s.read_exact(&mut resp)?;
-    let id = u64::from_le_bytes(resp[0..8].try_into().expect("8-byte field"));
-    if id != req.id {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("response for request {id}, expected {}", req.id),
-        ));
-    }
-    Ok(resp[8] == STATUS_OK)
-}
-
-/// Start-up handshake between the client threads and the thread that
-/// owns the run: every client connects and completes one unrecorded
-/// round trip (so the server has accepted it) before the schedule's window
-/// is fixed and published. `None` published = abort.
-struct StartGate {
-    state: Mutex<(usize, Option<Option<Window>>)>,
-    published: Condvar,
-}
-
-impl StartGate {
-    fn new() -> StartGate {
-        StartGate { state: Mutex::new((0, None)), published: Condvar::new() }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, (usize, Option<Option<Window>>)> {
-        // No code panics while holding this lock.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// A client is connected (or gave up); waits for the window.
-    fn arrive(&self) -> Option<Window> {
-        let mut st = self.lock();
-        st.0 += 1;
-        self.published.notify_all();
-        loop {
-            if let Some(w) = st.1 {
-                return w;
-            }
-            st = self.published.wait(st).unwrap_or_else(PoisonError::into_inner);
-        }
-    }
-
-    /// Waits until `n` clients arrived.
-    fn wait_for(&self, n: usize) {
-        let mut st = self.lock();
-        while st.0 < n {
-            st = self.published.wait(st).unwrap_or_else(PoisonError::into_inner);
-        }
-    }
-
-    fn publish(&self, w: Option<Window>) {
-        self.lock().1 = Some(w);
-        self.published.notify_all();
-    }
-}
-
-fn connect(addr: SocketAddr, spec: &LoadSpec, base: Instant) -> io::Result<TcpStream> {
-    let mut s = TcpStream::connect(addr)?;
-    s.set_nodelay(true)?;
-    // Generous: a response can legitimately take the whole run plus the
-    // drain when the runtime is saturated.
-    s.set_read_timeout(Some(2 * drain_budget(spec) + spec.warmup + spec.duration))?;
-    let hello = Request { id: HELLO_ID, intended: base, sent: base, seed: 0, measured: false, must_panic: false };
-    exchange(&mut s, &hello, base, FLAG_HELLO)?;
-    Ok(s)
-}
-
-/// The arrival schedule every connection of the pool takes from.
-struct Shared {
-    arrivals: Arrivals,
-    next_id: u64,
-    stall_pending: bool,
-    skipped: u64,
-}
-
-impl Shared {
-    /// The next arrival before the window's end: (id, intended, whether
-    /// this request fires the mid-run stall).
-    fn take(&mut self, w: &Window) -> Option<(u64, Instant, bool)> {
-        let intended = w.start + Duration::from_nanos(self.arrivals.next_offset_ns());
-        if intended >= w.end {
-            return None;
-        }
-        let id = self.next_id;
-        self.next_id += 1;
-        let fire = self.stall_pending && intended >= w.midpoint;
-        self.stall_pending &= !fire;
-        Some((id, intended, fire))
-    }
-}
-
-fn lock_shared(m: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
-    // Nothing panics while holding it.
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// One connection of the pool: takes arrivals from `shared` until the
-/// window ends.
-fn client_conn(
-    addr: SocketAddr,
+/// Runs the server on `rt` and the mio client ([`crate::client`]); the
+/// report's latency comes from the client, queue wait and service from the
+/// server.
+pub(crate) fn run_tcp<R: Rt>(
+    rt: &R,
     spec: &LoadSpec,
-    base: Instant,
-    gate: &StartGate,
-    shared: &Mutex<Shared>,
-    index: usize,
-    stall: &(impl Fn() + Sync),
+    h: Handler,
+    client: ClientShape,
     meter: &CpuMeter,
-) -> ConnResult {
-    let _guest = meter.guest();
-    pin_current(&spec.cores, index);
-    let mut r = ConnResult { histos: Histos::new(), gen: GenTotals::new(), error: None };
-    let conn = connect(addr, spec, base);
-    let Some(w) = gate.arrive() else { return r };
-    let mut s = match conn {
-        Ok(s) => s,
-        Err(e) => {
-            // The other connections carry the schedule.
-            r.error = Some(e);
-            return r;
-        }
-    };
-    loop {
-        let Some((id, intended, fire)) = lock_shared(shared).take(&w) else {
-            break;
-        };
-        let now = wait_until(intended);
-        if now >= w.send_until {
-            let mut sh = lock_shared(shared);
-            sh.skipped += 1 + count_left(&mut sh.arrivals, &w);
-            break;
-        }
-        if fire {
-            stall();
-        }
-        let measured = intended >= w.measure_from;
-        let must_panic = spec.panic_every != 0 && id % spec.panic_every == spec.panic_every - 1;
-        let req = Request { id, intended, sent: now, seed: mix(spec.seed, id), measured, must_panic };
-        let result = exchange(&mut s, &req, base, 0);
-        let done = Instant::now();
-        r.gen.record_send(&w, intended, now);
-        if measured {
-            r.histos.record_client(intended, now, done, matches!(result, Ok(true)));
-        }
-        if let Err(e) = result {
-            // This connection is unusable; the others carry on.
-            r.error = Some(e);
-            break;
-        }
-    }
-    r
-}
-
-/// Runs the server on `rt` and the client threads; the report's latency
-/// comes from the clients, queue wait and service from the server.
-pub(crate) fn run_tcp<R: Rt>(rt: &R, spec: &LoadSpec, h: Handler, meter: &CpuMeter) -> Result<OpenReport, Error> {
+) -> Result<OpenReport, Error> {
     let sp = rt.spawner();
     let collector = Collector::new();
     let base = Instant::now();
-    let addr = start_server(rt, h, base, &collector)?;
+    let serve = |l| accept_loop(sp.clone(), l, h, base, Arc::clone(&collector));
+    let addr = start_server(rt, "tcp-rpc", loopback_any(), serve)?;
     let stall_for = spec.stall;
     let stall = || drop(sp.spawn(async move { thread::sleep(stall_for) }));
+    let cs = client.spec(addr, spec);
     let at_start = || {
         meter.start();
         sp.window_start()
     };
-    let (results, w, counters_start) = run_clients(addr, spec, base, &stall, at_start, meter)?;
-    let mut report = merge_clients(results, &collector, spec, &w);
-    report.counters = counters_delta(&counters_start, &sp.counters());
+    let run = run_clients(&cs, &TcpRpcWire, base, &stall, at_start, meter)?;
+    let counters = counters_delta(&run.snapshot, &sp.counters());
+    let mut report = client_report(run, &collector, &cs, counters);
     report.cpu = meter.finish();
     Ok(report)
 }
 
-/// Binds the server and starts its accept loop: one listener bound from
-/// `block_on`, or, on a runtime with several listener shards
-/// (`thread-per-core`), one listener per shard, each bound (with
-/// `SO_REUSEPORT`, all on the first one's port) and served by a task on
-/// its own shard.
-fn start_server<R: Rt>(rt: &R, h: Handler, base: Instant, collector: &Arc<Collector>) -> Result<SocketAddr, Error> {
+/// Binds the `what` server on `addr` and starts `serve` (an accept loop)
+/// on each listener: one listener bound from `block_on`, or, on a runtime
+/// with several listener shards (`thread-per-core`), one listener per
+/// shard, each bound (with `SO_REUSEPORT`, all on the first one's port)
+/// and served by a task on its own shard. Returns the bound address.
+pub(crate) fn start_server<R, F, Fut>(rt: &R, what: &str, addr: SocketAddr, serve: F) -> Result<SocketAddr, Error>
+where
+    R: Rt,
+    F: Fn(<R::Spawner as Spawner>::Listener) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let sp = rt.spawner();
-    let bind_err = |e| Error::io("binding the tcp-rpc server on 127.0.0.1", e);
+    let bind_err = |e| Error::io(format!("binding the {what} server on {addr}"), e);
     let shards = sp.listener_shards();
     if shards == 1 {
-        let (listener, addr) = {
+        let (listener, bound) = {
             let sp = sp.clone();
             rt.block_on(async move {
-                let l = sp.listen(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
-                let addr = sp.local_addr(&l)?;
-                Ok::<_, io::Error>((l, addr))
+                let l = sp.listen(addr).await?;
+                let bound = sp.local_addr(&l)?;
+                Ok::<_, io::Error>((l, bound))
             })
             .map_err(bind_err)?
         };
-        drop(sp.spawn(accept_loop(sp.clone(), listener, h, base, Arc::clone(collector))));
-        return Ok(addr);
+        drop(sp.spawn(serve(listener)));
+        return Ok(bound);
     }
-    let mut addr = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+    let mut want = addr;
     for shard in 0..shards {
-        let (inner, want) = (sp.clone(), addr);
+        let (inner, ask) = (sp.clone(), want);
         let bound = rt.block_on(async move {
-            let (sp, ask) = (inner.clone(), want);
+            let sp = inner.clone();
             let bind = async move {
                 let l = sp.listen_shard(ask).await?;
-                let addr = sp.local_addr(&l)?;
-                Ok::<_, io::Error>((l, addr))
+                let bound = sp.local_addr(&l)?;
+                Ok::<_, io::Error>((l, bound))
             };
             inner.spawn_on(shard, bind).await
         });
@@ -389,87 +247,15 @@ fn start_server<R: Rt>(rt: &R, h: Handler, base: Instant, collector: &Arc<Collec
             Ok(r) => r.map_err(bind_err)?,
             Err(_) => return Err(bind_err(io::Error::other(format!("the bind task of shard {shard} failed")))),
         };
-        addr = got;
-        drop(sp.spawn_on(shard, accept_loop(sp.clone(), listener, h, base, Arc::clone(collector))));
+        want = got;
+        drop(sp.spawn_on(shard, serve(listener)));
     }
-    Ok(addr)
+    Ok(want)
 }
 
-fn run_clients<C: Fn() + Sync, T>(
-    addr: SocketAddr,
-    spec: &LoadSpec,
-    base: Instant,
-    stall: &C,
-    at_measure_start: impl FnOnce() -> T,
-    meter: &CpuMeter,
-) -> Result<(Vec<ConnResult>, Window, T), Error> {
-    let gate = StartGate::new();
-    let shared = Mutex::new(Shared {
-        arrivals: schedule(&LoadSpec { threads: 1, ..spec.clone() }, 0),
-        next_id: 0,
-        stall_pending: !spec.stall.is_zero(),
-        skipped: 0,
-    });
-    let res = thread::scope(|s| {
-        let mut handles = Vec::with_capacity(spec.threads);
-        for index in 0..spec.threads {
-            let (gate, shared) = (&gate, &shared);
-            let spawned = thread::Builder::new()
-                .name(format!("wsbench-client-{index}"))
-                .spawn_scoped(s, move || client_conn(addr, spec, base, gate, shared, index, stall, meter));
-            match spawned {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    gate.publish(None);
-                    return Err(Error::io("starting a tcp client thread", e));
-                }
-            }
-        }
-        gate.wait_for(spec.threads);
-        let w = Window::new(spec);
-        gate.publish(Some(w));
-        wait_until(w.measure_from);
-        let snapshot = at_measure_start();
-        let results: Vec<_> = handles.into_iter().map(|h| h.join().expect("a tcp client thread panicked")).collect();
-        Ok((results, w, snapshot))
-    });
-    let (mut results, w, snapshot) = res?;
-    // The pool's skips are the schedule's, not one connection's.
-    if let Some(first) = results.first_mut() {
-        first.gen.skipped += lock_shared(&shared).skipped;
-    }
-    Ok((results, w, snapshot))
-}
-
-fn merge_clients(results: Vec<ConnResult>, server: &Collector, spec: &LoadSpec, w: &Window) -> OpenReport {
-    let mut histos = Histos::new();
-    let mut gen = GenTotals::new();
-    let mut notes = Vec::new();
-    let mut errors = 0;
-    for r in &results {
-        histos.merge(&r.histos);
-        gen.merge(&r.gen);
-        if let Some(e) = &r.error {
-            errors += 1;
-            if errors == 1 {
-                notes.push(format!("a client connection failed: {e}"));
-            }
-        }
-    }
-    if errors > 1 {
-        notes.push(format!("{errors} of {} client connections failed", spec.threads));
-    }
-    // The server records a request before it writes the response, and every
-    // client has read its last response: nothing is still being recorded.
-    let server_side = server.merged();
-    histos.queue_wait = server_side.queue_wait;
-    histos.service = server_side.service;
-    histos.deadline_misses = server_side.deadline_misses;
-    // Counted apart from failed requests: a connection that never came up
-    // sends nothing, so it fails no request but takes its load away.
-    let extras =
-        vec![("connections".to_string(), spec.threads as f64), ("failed_connections".to_string(), f64::from(errors))];
-    OpenReport { histos, gen, window: *w, counters: Vec::new(), notes, extras, cpu: None }
+/// 127.0.0.1 on a free port: where an in-process run's server listens.
+pub(crate) fn loopback_any() -> SocketAddr {
+    SocketAddr::from((Ipv4Addr::LOCALHOST, 0))
 }
 
 #[cfg(test)]
@@ -498,14 +284,20 @@ mod tests {
         assert_eq!(sp.listener_shards(), 4);
         let base = Instant::now();
         let h = Handler::Rpc(TcpRpc { service: Dist::Fixed { ns: 0.0 } });
-        let addr = start_server(&rt, h, base, &Collector::new()).unwrap();
+        let collector = Collector::new();
+        let serve = |l| accept_loop(sp.clone(), l, h, base, Arc::clone(&collector));
+        let addr = start_server(&rt, "tcp-rpc", loopback_any(), serve).unwrap();
         let before = sp.polls_per_worker();
         let clients: Vec<_> = (0..32u64)
             .map(|id| {
                 thread::spawn(move || {
-                    let mut s = TcpStream::connect(addr).unwrap();
+                    use std::io::{Read, Write};
+                    let mut s = std::net::TcpStream::connect(addr).unwrap();
                     let req = Request { id, intended: base, sent: base, seed: id, measured: false, must_panic: false };
-                    exchange(&mut s, &req, base, 0).unwrap()
+                    s.write_all(&encode_request(&req, base, false)).unwrap();
+                    let mut resp = [0u8; RESPONSE_LEN];
+                    s.read_exact(&mut resp).unwrap();
+                    matches!(parse_response(&resp, id), Parsed::Response { ok: true, .. })
                 })
             })
             .collect();
@@ -529,9 +321,9 @@ mod tests {
             measured: true,
             must_panic: true,
         };
-        let (back, hello) = decode_request(&encode_request(&r, base, 0), base, base);
+        let (back, hello) = decode_request(&encode_request(&r, base, false), base, base);
         assert!(!hello);
-        let (_, hello) = decode_request(&encode_request(&r, base, FLAG_HELLO), base, base);
+        let (_, hello) = decode_request(&encode_request(&r, base, true), base, base);
         assert!(hello);
         assert_eq!((back.id, back.seed, back.measured, back.must_panic), (77, 0xDEAD_BEEF, true, true));
         assert_eq!(back.intended, r.intended);

@@ -119,7 +119,7 @@ fn hang_and_crash_are_test_only_and_outside_the_default_suite() {
         assert!(w.about.contains("test-only"), "{}", w.about);
     }
     let suite: Vec<_> = wsbench_workloads::workloads().iter().filter(|w| w.in_default_suite).map(|w| w.name).collect();
-    assert_eq!(suite.len(), wsbench_workloads::workloads().len() - 2);
+    assert_eq!(suite.len(), wsbench_workloads::workloads().len() - 3);
 }
 
 #[test]

@@ -16,6 +16,7 @@
 //! The references use their own reactors and timers: that is the point of a
 //! reference.
 
+pub(crate) mod hyper_io;
 pub(crate) mod ours;
 mod pin;
 pub(crate) mod smol_rt;
@@ -25,6 +26,8 @@ use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
+
+use crate::http::HttpService;
 
 pub(crate) use pin::{check_cores, pin_current};
 pub use tokio_rt::{TokioJoin, TokioMulti, TokioSpawner};
@@ -162,6 +165,21 @@ pub trait Spawner: Clone + Send + Sync + 'static {
         self.counters()
     }
 
+    /// Serves one accepted connection with hyper (the `http` workload)
+    /// until the client closes it; `Err` carries hyper's error. The default
+    /// refuses, for a runtime that has no hyper glue yet.
+    // The service type is crate-private: every runtime implements this
+    // trait inside this crate.
+    #[allow(private_interfaces)]
+    fn serve_http(
+        &self,
+        stream: Self::Stream,
+        svc: HttpService<Self>,
+    ) -> impl Future<Output = Result<(), String>> + Send {
+        drop((stream, svc));
+        async { Err("this runtime has no hyper glue (hyper's Read/Write, Executor, Timer)".to_string()) }
+    }
+
     /// Per worker, the global-queue interval in force now, for runtimes
     /// that report one (ours with such a policy); empty otherwise.
     fn global_queue_intervals(&self) -> Vec<u32> {
@@ -180,6 +198,26 @@ pub(crate) async fn read_exact<S: Spawner>(s: &S, stream: &mut S::Stream, buf: &
         filled += n;
     }
     Ok(())
+}
+
+/// Pause before accepting again after running out of descriptors.
+const ACCEPT_RETRY: Duration = Duration::from_millis(10);
+
+/// The next accepted connection; `None` once the listener fails for good
+/// (closed at shutdown). Running out of descriptors (`EMFILE`, `ENFILE`)
+/// or a connection aborted before it was accepted is waited out, not the
+/// end of the server: the connection stays queued for a later try.
+pub(crate) async fn accept_next<S: Spawner>(sp: &S, listener: &S::Listener) -> Option<S::Stream> {
+    const EMFILE: i32 = 24;
+    const ENFILE: i32 = 23;
+    loop {
+        match sp.accept(listener).await {
+            Ok(stream) => return Some(stream),
+            Err(e) if matches!(e.raw_os_error(), Some(EMFILE | ENFILE)) => sp.sleep(ACCEPT_RETRY).await,
+            Err(e) if matches!(e.kind(), io::ErrorKind::ConnectionAborted | io::ErrorKind::Interrupted) => {}
+            Err(_) => return None,
+        }
+    }
 }
 
 /// Counter names: `COUNTER_NAMES` then `DRIVER_COUNTER_NAMES`.

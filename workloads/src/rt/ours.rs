@@ -14,8 +14,10 @@ use std::time::Duration;
 use wsbench_schedulers::net::{TcpListener, TcpStream};
 use wsbench_schedulers::{Builder, Handle, JoinHandle, Runtime, SchedulerKind};
 
+use super::hyper_io::{OursExec, OursIo, OursTimer};
 use super::{pin_current, Counters, Rt, Spawner, TaskFailed};
 use crate::api::RuntimeSpec;
+use crate::http::{serve_connection, HttpService};
 use crate::Error;
 
 /// One of our runtimes.
@@ -177,6 +179,10 @@ impl Spawner for OursSpawner {
     fn window_start(&self) -> Counters {
         self.handle.reset_peak_metrics();
         self.counters()
+    }
+
+    async fn serve_http(&self, stream: TcpStream, svc: HttpService<Self>) -> Result<(), String> {
+        serve_connection(OursIo::new(stream), OursExec, OursTimer, svc).await.map_err(|e| e.to_string())
     }
 
     fn global_queue_intervals(&self) -> Vec<u32> {

@@ -23,8 +23,10 @@ use async_io::{Async, Timer};
 use futures_lite::{AsyncReadExt, AsyncWriteExt, FutureExt};
 use tokio::sync::oneshot;
 
+use super::hyper_io::{SmolExec, SmolIo, SmolTimerGlue};
 use super::{no_counters, pin_current, Counters, Rt, Spawner, TaskFailed};
 use crate::api::RuntimeSpec;
+use crate::http::{serve_connection, HttpService};
 use crate::Error;
 
 /// An async-executor run by `spec.workers` dedicated threads.
@@ -214,6 +216,11 @@ impl Spawner for SmolSpawner {
         buf: &'a [u8],
     ) -> impl Future<Output = io::Result<()>> + Send + 'a {
         stream.write_all(buf)
+    }
+
+    async fn serve_http(&self, stream: Self::Stream, svc: HttpService<Self>) -> Result<(), String> {
+        let exec = SmolExec(Arc::clone(&self.executor));
+        serve_connection(SmolIo::new(stream), exec, SmolTimerGlue, svc).await.map_err(|e| e.to_string())
     }
 
     fn counters(&self) -> Counters {

@@ -23,6 +23,7 @@ use tokio::sync::oneshot;
 
 use super::{counter_names, pin_current, Counters, Rt, Spawner, TaskFailed};
 use crate::api::RuntimeSpec;
+use crate::http::{serve_connection, HttpService};
 use crate::Error;
 
 /// tokio's multi-thread runtime with `spec.workers` workers.
@@ -242,6 +243,12 @@ impl Spawner for TokioSpawner {
         buf: &'a [u8],
     ) -> impl Future<Output = io::Result<()>> + Send + 'a {
         stream.write_all(buf)
+    }
+
+    async fn serve_http(&self, stream: Self::Stream, svc: HttpService<Self>) -> Result<(), String> {
+        let io = hyper_util::rt::TokioIo::new(stream);
+        let (exec, timer) = (hyper_util::rt::TokioExecutor::new(), hyper_util::rt::TokioTimer::new());
+        serve_connection(io, exec, timer, svc).await.map_err(|e| e.to_string())
     }
 
     fn counters(&self) -> Counters {

@@ -1,0 +1,576 @@
+//! The open-loop client of the TCP workloads (`tcp-rpc`, `mixed`, `http`)
+//! and of `wsbench load`: many non-blocking connections per thread on mio,
+//! independent of every runtime under test (it is the load generator).
+//!
+//! Each client thread owns `connections / threads` connections and an
+//! arrival schedule at `rate / threads`. A connection carries one request
+//! at a time (HTTP/1.1 without pipelining); an arrival takes an idle
+//! connection, or waits in the thread's backlog until one frees up — and
+//! its latency is still measured from its *intended* time (wrk2's
+//! coordinated-omission correction; the uncorrected histogram measures
+//! from the actual send).
+//!
+//! Steps of a thread:
+//! 1. connect every connection (non-blocking) and complete one unrecorded
+//!    hello request on each, so that the server has accepted them and is
+//!    known to speak the protocol; a connection that fails is dead;
+//! 2. wait at the start gate until every thread got there; the owner
+//!    fixes the window (none when no connection anywhere is up: an error);
+//! 3. run the loop: release due arrivals into the backlog, hand the
+//!    backlog to idle connections, wait on epoll. A *pacer* thread wakes
+//!    the loop (mio `Waker`) shortly before each arrival, and the loop
+//!    polls without blocking for the last [`EARLY`], so a request is sent
+//!    within microseconds of its intended time while the thread sleeps in
+//!    between (epoll's own timeout has millisecond resolution);
+//! 4. after the window, drain in-flight requests for the drain budget;
+//!    what is still in flight then is unfinished (a failed request).
+//!
+//! Faults are counted, never hung on: a refused connection, a peer that
+//! closes mid-run (its in-flight request fails; later arrivals use the
+//! other connections, or fail at once when none is left) and a peer that
+//! does not speak the protocol all end a connection with a reason, and the
+//! run's notes say how many connections ended and why.
+
+mod conn;
+pub(crate) mod proto;
+
+use std::collections::VecDeque;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mio::{Events, Poll, Token, Waker};
+
+use self::conn::{Conn, ReadOutcome, State};
+use self::proto::Protocol;
+use crate::cpu::CpuMeter;
+use crate::openloop::{
+    count_left, drain_budget, mix, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Request, Window,
+};
+use crate::record::{Collector, Histos};
+use crate::rt::{pin_current, Counters};
+use crate::Error;
+
+/// The pacer wakes the loop this long before an arrival; the loop then
+/// polls without blocking until it is due.
+const EARLY: Duration = Duration::from_micros(50);
+/// Longest epoll wait: bounds how late the loop notices the end of the
+/// window or the drain deadline.
+const POLL_TICK: Duration = Duration::from_millis(5);
+/// Connecting and the hello round trip must finish within this.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Connects and hellos under way at once, per client thread.
+const MAX_PENDING_CONNECTS: usize = 64;
+/// One read syscall takes at most this many bytes.
+const READ_CHUNK: usize = 64 * 1024;
+/// Readiness events handled per epoll wait.
+const EVENTS: usize = 1024;
+const WAKE: Token = Token(usize::MAX);
+
+/// How to load one server.
+#[derive(Debug, Clone)]
+pub(crate) struct ClientSpec {
+    pub addr: SocketAddr,
+    pub connections: usize,
+    pub threads: usize,
+    /// Rate, arrivals, seed, window; `load.threads` is ignored.
+    pub load: LoadSpec,
+}
+
+impl ClientSpec {
+    /// The schedule settings of client thread `index`: `rate / threads`.
+    fn schedule_spec(&self) -> LoadSpec {
+        LoadSpec { threads: self.threads, ..self.load.clone() }
+    }
+
+    /// Connections of thread `index` (the first ones get the remainder).
+    fn conns_of(&self, index: usize) -> usize {
+        self.connections / self.threads + usize::from(index < self.connections % self.threads)
+    }
+}
+
+/// How many connections over how many client threads (workload params
+/// `connections`, `client-threads`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ClientShape {
+    pub connections: usize,
+    pub threads: usize,
+}
+
+impl ClientShape {
+    /// The client spec of a run against `addr`.
+    pub(crate) fn spec(&self, addr: SocketAddr, load: &LoadSpec) -> ClientSpec {
+        ClientSpec { addr, connections: self.connections, threads: self.threads, load: load.clone() }
+    }
+}
+
+/// One report from the client's threads and the server's recordings
+/// (queue wait, service time, deadline misses).
+pub(crate) fn client_report(
+    run: ClientRun<Counters>,
+    server: &Collector,
+    spec: &ClientSpec,
+    counters: Counters,
+) -> OpenReport {
+    let mut histos = Histos::new();
+    let mut gen = GenTotals::new();
+    let mut notes = Vec::new();
+    let (mut ended, mut first) = (0, None);
+    for t in &run.threads {
+        histos.merge(&t.histos);
+        gen.merge(&t.gen);
+        ended += t.ended;
+        first = first.or(t.first_error.as_deref());
+    }
+    if let Some(first) = first {
+        notes.push(format!("{ended} of {} client connections ended early; first: {first}", spec.connections));
+    }
+    // The server records a request before it answers it, and every client
+    // thread has read its last answer: nothing is still being recorded.
+    let server_side = server.merged();
+    histos.queue_wait = server_side.queue_wait;
+    histos.service = server_side.service;
+    histos.deadline_misses = server_side.deadline_misses;
+    // Counted apart from failed requests: a connection that never came up
+    // (or ended early) fails at most its one request in flight, but takes
+    // its share of the load away.
+    let extras = vec![
+        ("connections".to_string(), spec.connections as f64),
+        ("failed_connections".to_string(), ended as f64),
+        ("client_threads".to_string(), spec.threads as f64),
+    ];
+    OpenReport { histos, gen, window: run.window, counters, notes, extras, cpu: None }
+}
+
+/// What one client thread measured.
+pub(crate) struct ThreadResult {
+    pub histos: Histos,
+    pub gen: GenTotals,
+    /// Connections this thread opened.
+    pub conns: usize,
+    /// Connections that ended before the run did, and the first reason.
+    pub ended: usize,
+    pub first_error: Option<String>,
+}
+
+impl ThreadResult {
+    fn new(conns: usize) -> ThreadResult {
+        ThreadResult { histos: Histos::new(), gen: GenTotals::new(), conns, ended: 0, first_error: None }
+    }
+
+    fn conn_ended(&mut self, why: String) {
+        self.ended += 1;
+        self.first_error.get_or_insert(why);
+    }
+}
+
+/// Every thread's result, the window and what `at_measure_start` returned.
+pub(crate) struct ClientRun<T> {
+    pub threads: Vec<ThreadResult>,
+    pub window: Window,
+    pub snapshot: T,
+}
+
+/// Start-up handshake between the client threads and the thread that owns
+/// the run: each thread reports how many of its connections are up; the
+/// owner then fixes the window (or `None` = abort) and publishes it.
+struct StartGate {
+    state: Mutex<(usize, usize, Option<Option<Window>>)>,
+    changed: Condvar,
+}
+
+impl StartGate {
+    fn new() -> StartGate {
+        StartGate { state: Mutex::new((0, 0, None)), changed: Condvar::new() }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, (usize, usize, Option<Option<Window>>)> {
+        // No code panics while holding this lock.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A thread is ready with `up` live connections; waits for the window.
+    fn arrive(&self, up: usize) -> Option<Window> {
+        let mut st = self.lock();
+        st.0 += 1;
+        st.1 += up;
+        self.changed.notify_all();
+        loop {
+            if let Some(w) = st.2 {
+                return w;
+            }
+            st = self.changed.wait(st).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Waits until `n` threads arrived; returns the live connections.
+    fn wait_for(&self, n: usize) -> usize {
+        let mut st = self.lock();
+        while st.0 < n {
+            st = self.changed.wait(st).unwrap_or_else(PoisonError::into_inner);
+        }
+        st.1
+    }
+
+    fn publish(&self, w: Option<Window>) {
+        self.lock().2 = Some(w);
+        self.changed.notify_all();
+    }
+}
+
+/// Runs the client threads against `spec.addr`; calls `at_measure_start`
+/// on this thread when measuring begins. Fails when no connection could be
+/// made at all (refused, unreachable, not the protocol).
+pub(crate) fn run_clients<P: Protocol, C: Fn() + Sync, T>(
+    spec: &ClientSpec,
+    proto: &P,
+    base: Instant,
+    stall: &C,
+    at_measure_start: impl FnOnce() -> T,
+    meter: &CpuMeter,
+) -> Result<ClientRun<T>, Error> {
+    let gate = StartGate::new();
+    thread::scope(|s| {
+        let mut handles = Vec::with_capacity(spec.threads);
+        for index in 0..spec.threads {
+            let gate = &gate;
+            let spawned = thread::Builder::new().name(format!("wsbench-client-{index}")).spawn_scoped(s, move || {
+                // The client's CPU is not the runtime's.
+                let _guest = meter.guest();
+                client_thread(spec, proto, base, gate, index, stall, meter)
+            });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    gate.publish(None);
+                    return Err(Error::io("starting a client thread", e));
+                }
+            }
+        }
+        let up = gate.wait_for(spec.threads);
+        if up == 0 {
+            gate.publish(None);
+            let results: Vec<_> = handles.into_iter().map(|h| h.join().expect("a client thread panicked")).collect();
+            let why = results.iter().find_map(|r| r.first_error.clone()).unwrap_or_else(|| "no reason".into());
+            let context = format!("connecting to {} ({} connections, none usable)", spec.addr, spec.connections);
+            return Err(Error::io(context, io::Error::other(why)));
+        }
+        let w = Window::new(&spec.load);
+        gate.publish(Some(w));
+        wait_until(w.measure_from);
+        let snapshot = at_measure_start();
+        let threads = handles.into_iter().map(|h| h.join().expect("a client thread panicked")).collect();
+        Ok(ClientRun { threads, window: w, snapshot })
+    })
+}
+
+/// One client thread (steps 1–4 of the module doc).
+fn client_thread<P: Protocol>(
+    spec: &ClientSpec,
+    proto: &P,
+    base: Instant,
+    gate: &StartGate,
+    index: usize,
+    stall: &(impl Fn() + Sync),
+    meter: &CpuMeter,
+) -> ThreadResult {
+    pin_current(&spec.load.cores, index);
+    let mut r = ThreadResult::new(spec.conns_of(index));
+    let setup = Poll::new().and_then(|poll| Waker::new(poll.registry(), WAKE).map(|w| (poll, w)));
+    let (mut poll, waker) = match setup {
+        Ok(pw) => pw,
+        Err(e) => {
+            r.first_error = Some(format!("creating the client's epoll instance: {e}"));
+            gate.arrive(0);
+            return r;
+        }
+    };
+    let mut conns = Vec::with_capacity(r.conns);
+    handshake(spec, proto, base, &mut poll, &mut conns, &mut r);
+    let up = conns.iter().filter(|c| c.state == State::Idle).count();
+    let Some(w) = gate.arrive(up) else { return r };
+    let stop = AtomicBool::new(false);
+    thread::scope(|s| {
+        let (spec, w, stop, waker) = (&spec, &w, &stop, &waker);
+        let pacer = thread::Builder::new().name(format!("wsbench-pacer-{index}")).spawn_scoped(s, move || {
+            let _guest = meter.guest();
+            pace(&spec.schedule_spec(), index, w, stop, waker)
+        });
+        if let Err(e) = pacer {
+            r.first_error = Some(format!("starting a pacer thread: {e}"));
+            return;
+        }
+        let mut lp = Loop { spec, proto, base, w, index, conns: &mut conns, r: &mut r, poll: &mut poll };
+        lp.run(stall);
+        // Relaxed: the pacer only needs to see it eventually.
+        stop.store(true, Ordering::Relaxed);
+    });
+    r
+}
+
+/// Wakes the loop [`EARLY`] before each arrival of thread `index`'s
+/// schedule (the loop computes the same schedule itself).
+fn pace(spec: &LoadSpec, index: usize, w: &Window, stop: &AtomicBool, waker: &Waker) {
+    let mut arrivals = schedule(spec, index);
+    loop {
+        let intended = w.start + Duration::from_nanos(arrivals.next_offset_ns());
+        // Relaxed: a flag read in a loop; nothing is published through it.
+        if intended >= w.end || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        wait_until(intended.checked_sub(EARLY).unwrap_or(intended));
+        if waker.wake().is_err() {
+            return;
+        }
+    }
+}
+
+/// Step 1: connect and say hello on every connection of this thread.
+fn handshake<P: Protocol>(
+    spec: &ClientSpec,
+    proto: &P,
+    base: Instant,
+    poll: &mut Poll,
+    conns: &mut Vec<Conn>,
+    r: &mut ThreadResult,
+) {
+    // Connections are opened a batch at a time, more as hellos complete, so
+    // that the server accepts (and its descriptors keep pace) while the
+    // client opens.
+    let mut opened = 0;
+    let mut open_more = |conns: &mut Vec<Conn>, r: &mut ThreadResult, poll: &Poll| {
+        let pending = conns.iter().filter(|c| matches!(c.state, State::Connecting | State::Hello)).count();
+        let want = (r.conns - opened).min(MAX_PENDING_CONNECTS.saturating_sub(pending));
+        for _ in 0..want {
+            match Conn::connect(spec.addr, poll.registry(), Token(opened)) {
+                Ok(c) => {
+                    conns.push(c);
+                    opened += 1;
+                }
+                Err(e) => {
+                    // This one and every later one: the same error would
+                    // repeat (out of descriptors, no route).
+                    r.conn_ended(format!("connecting to {}: {e}", spec.addr));
+                    r.ended += r.conns - opened - 1;
+                    opened = r.conns;
+                    return;
+                }
+            }
+        }
+    };
+    open_more(conns, r, poll);
+    let deadline = Instant::now() + CONNECT_TIMEOUT;
+    let mut events = Events::with_capacity(EVENTS);
+    let mut scratch = vec![0; READ_CHUNK];
+    let hello = Request { id: u64::MAX, intended: base, sent: base, seed: 0, measured: false, must_panic: false };
+    let pending = |conns: &[Conn]| conns.iter().any(|c| matches!(c.state, State::Connecting | State::Hello));
+    while pending(conns) {
+        let now = Instant::now();
+        if now >= deadline {
+            for c in conns.iter_mut().filter(|c| matches!(c.state, State::Connecting | State::Hello)) {
+                c.kill(poll.registry());
+                r.conn_ended(format!("no hello answer from {} within {CONNECT_TIMEOUT:?}", spec.addr));
+            }
+            break;
+        }
+        if let Err(e) = poll.poll(&mut events, Some((deadline - now).min(POLL_TICK))) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                r.first_error.get_or_insert(format!("epoll: {e}"));
+            }
+            continue;
+        }
+        for ev in events.iter() {
+            let Some(c) = conns.get_mut(ev.token().0) else { continue };
+            let mut step = match c.state {
+                State::Connecting => match c.finish_connect() {
+                    Ok(true) => c.send(proto, hello, base, true).map_err(|e| format!("sending hello: {e}")),
+                    Ok(false) => Ok(()),
+                    Err(e) => Err(format!("connecting to {}: {e}", spec.addr)),
+                },
+                _ => Ok(()),
+            };
+            // Edge-triggered: bytes that arrived with the connect's event
+            // raise no new one, so a fresh Hello reads at once.
+            step = step.and_then(|()| match c.state {
+                State::Hello => match c.read(proto, &mut scratch) {
+                    ReadOutcome::Nothing => c.flush().map_err(|e| format!("sending hello: {e}")),
+                    ReadOutcome::Answered { ok: true } if c.state == State::Idle => Ok(()),
+                    ReadOutcome::Answered { .. } => Err(format!("bad answer to the hello request from {}", spec.addr)),
+                    ReadOutcome::Closed(why) => Err(why),
+                },
+                _ => Ok(()),
+            });
+            if let Err(why) = step {
+                c.kill(poll.registry());
+                r.conn_ended(why);
+            }
+        }
+        open_more(conns, r, poll);
+    }
+}
+
+/// A request waiting for a connection.
+#[derive(Clone, Copy)]
+struct Pending {
+    id: u64,
+    intended: Instant,
+}
+
+/// Step 3 and 4: the thread's event loop.
+struct Loop<'a, P> {
+    spec: &'a ClientSpec,
+    proto: &'a P,
+    base: Instant,
+    w: &'a Window,
+    index: usize,
+    conns: &'a mut Vec<Conn>,
+    r: &'a mut ThreadResult,
+    poll: &'a mut Poll,
+}
+
+impl<P: Protocol> Loop<'_, P> {
+    fn run(&mut self, stall: &(impl Fn() + Sync)) {
+        let mut arrivals = schedule(&self.spec.schedule_spec(), self.index);
+        let step = self.spec.threads as u64;
+        let mut id = self.index as u64;
+        let mut next = Some(self.w.start + Duration::from_nanos(arrivals.next_offset_ns()));
+        let mut stall_pending = self.index == 0 && !self.spec.load.stall.is_zero();
+        let mut backlog: VecDeque<Pending> = VecDeque::new();
+        let mut idle: Vec<usize> = (0..self.conns.len()).filter(|&i| self.conns[i].state == State::Idle).collect();
+        let mut live = idle.len();
+        let hard_deadline = self.w.send_until + drain_budget(&self.spec.load);
+        let mut events = Events::with_capacity(EVENTS);
+        let mut scratch = vec![0; READ_CHUNK];
+        loop {
+            let now = Instant::now();
+            while let Some(t) = next.filter(|&t| t <= now) {
+                if now >= self.w.send_until {
+                    self.r.gen.skipped += 1 + backlog.len() as u64 + count_left(&mut arrivals, self.w);
+                    backlog.clear();
+                    next = None;
+                    break;
+                }
+                if stall_pending && t >= self.w.midpoint {
+                    stall_pending = false;
+                    stall();
+                }
+                backlog.push_back(Pending { id, intended: t });
+                id += step;
+                next = Some(self.w.start + Duration::from_nanos(arrivals.next_offset_ns())).filter(|&t| t < self.w.end);
+            }
+            self.dispatch(&mut backlog, &mut idle, &mut live);
+            let busy = live - idle.len();
+            if next.is_none() && backlog.is_empty() && busy == 0 {
+                return;
+            }
+            if now >= hard_deadline {
+                // In-flight requests stay unanswered: `into_output` counts
+                // them as unfinished (failed).
+                return;
+            }
+            let timeout = match next {
+                Some(t) if t.saturating_duration_since(now) <= EARLY => Duration::ZERO,
+                _ => POLL_TICK,
+            };
+            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    self.r.first_error.get_or_insert(format!("epoll: {e}"));
+                }
+                continue;
+            }
+            for ev in events.iter() {
+                if ev.token() != WAKE {
+                    self.on_ready(ev.token().0, &mut idle, &mut live, &mut scratch);
+                }
+            }
+        }
+    }
+
+    /// Hands waiting requests to idle connections; with no live
+    /// connection left, they fail at once.
+    fn dispatch(&mut self, backlog: &mut VecDeque<Pending>, idle: &mut Vec<usize>, live: &mut usize) {
+        while let Some(p) = backlog.front().copied() {
+            let measured = p.intended >= self.w.measure_from;
+            if *live == 0 {
+                backlog.pop_front();
+                if measured {
+                    self.r.gen.sent += 1;
+                    self.r.histos.failed += 1;
+                }
+                continue;
+            }
+            let Some(i) = idle.pop() else { return };
+            backlog.pop_front();
+            let must_panic =
+                self.spec.load.panic_every != 0 && p.id % self.spec.load.panic_every == self.spec.load.panic_every - 1;
+            let now = Instant::now();
+            let req = Request {
+                id: p.id,
+                intended: p.intended,
+                sent: now,
+                seed: mix(self.spec.load.seed, p.id),
+                measured,
+                must_panic,
+            };
+            self.r.gen.record_send(self.w, p.intended, now);
+            if let Err(e) = self.conns[i].send(self.proto, req, self.base, false) {
+                self.fail(i, format!("sending: {e}"), live);
+            }
+        }
+    }
+
+    /// Ends connection `i`; its in-flight request (if any) failed.
+    fn fail(&mut self, i: usize, why: String, live: &mut usize) {
+        let c = &mut self.conns[i];
+        if let Some(req) = c.inflight.take() {
+            if req.measured {
+                self.r.histos.record_client(req.intended, req.sent, Instant::now(), false);
+            }
+        }
+        c.kill(self.poll.registry());
+        *live -= 1;
+        self.r.conn_ended(why);
+    }
+
+    fn on_ready(&mut self, i: usize, idle: &mut Vec<usize>, live: &mut usize, scratch: &mut [u8]) {
+        let Some(c) = self.conns.get_mut(i) else { return };
+        if c.state != State::Busy {
+            if c.state == State::Idle {
+                // An idle connection that becomes readable was closed (or
+                // sent garbage): find out now rather than at the next send.
+                if let ReadOutcome::Closed(why) = c.read(self.proto, scratch) {
+                    idle.retain(|&j| j != i);
+                    self.fail(i, why, live);
+                }
+            }
+            return;
+        }
+        if let Err(e) = c.flush() {
+            self.fail(i, format!("sending: {e}"), live);
+            return;
+        }
+        let req = c.inflight;
+        match c.read(self.proto, scratch) {
+            ReadOutcome::Nothing => {}
+            ReadOutcome::Answered { ok } => {
+                let req = req.expect("an answered connection had a request in flight");
+                if req.measured {
+                    self.r.histos.record_client(req.intended, req.sent, Instant::now(), ok);
+                }
+                if c.state == State::Dead {
+                    let why = c.dead_reason.take().unwrap_or_default();
+                    self.fail(i, why, live);
+                } else {
+                    idle.push(i);
+                }
+            }
+            ReadOutcome::Closed(why) => self.fail(i, why, live),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,135 @@
+//! The client against small std-thread servers that misbehave on purpose:
+//! each fault ends as an error or as counted failures, never a hang.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::proto::Http1;
+use super::*;
+use crate::arrivals::ArrivalKind;
+use crate::cpu::CpuMeter;
+
+const BODY: usize = 5;
+
+fn load(rate: f64, duration_ms: u64) -> LoadSpec {
+    LoadSpec {
+        rate_per_s: rate,
+        arrival: ArrivalKind::Uniform,
+        threads: 1,
+        cores: Vec::new(),
+        seed: 7,
+        warmup: Duration::ZERO,
+        duration: Duration::from_millis(duration_ms),
+        stall: Duration::ZERO,
+        panic_every: 0,
+    }
+}
+
+fn spec(addr: SocketAddr, connections: usize, threads: usize, load: LoadSpec) -> ClientSpec {
+    ClientSpec { addr, connections, threads, load }
+}
+
+const OK_RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nabcde";
+
+/// Serves `connections` clients: answers every request (a head ending in
+/// an empty line) with `OK_RESPONSE`, and closes a connection after
+/// `answers_per_conn` answers.
+fn http_server(connections: usize, answers_per_conn: usize) -> (SocketAddr, thread::JoinHandle<()>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let h = thread::spawn(move || {
+        let mut handlers = Vec::new();
+        for _ in 0..connections {
+            let (mut s, _) = l.accept().unwrap();
+            handlers.push(thread::spawn(move || {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 1024];
+                let mut answered = 0;
+                while answered < answers_per_conn {
+                    let Ok(n) = s.read(&mut chunk) else { return };
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        buf.drain(..end + 4);
+                        if s.write_all(OK_RESPONSE).is_err() {
+                            return;
+                        }
+                        answered += 1;
+                    }
+                }
+            }));
+        }
+        for h in handlers {
+            h.join().unwrap();
+        }
+    });
+    (addr, h)
+}
+
+#[test]
+fn every_scheduled_request_is_answered_by_a_healthy_server() {
+    let (addr, server) = http_server(4, usize::MAX);
+    let proto = Http1::new(BODY, "t".into());
+    // Uniform 2000/s over 100 ms from phase 0: exactly 200 arrivals.
+    let cs = spec(addr, 4, 2, load(2000.0, 100));
+    let run = run_clients(&cs, &proto, Instant::now(), &|| {}, || (), &CpuMeter::new()).unwrap();
+    let sent: u64 = run.threads.iter().map(|t| t.gen.sent).sum();
+    let ok: u64 = run.threads.iter().map(|t| t.histos.completed).sum();
+    let failed: u64 = run.threads.iter().map(|t| t.histos.failed).sum();
+    assert_eq!((sent, ok, failed), (200, 200, 0));
+    assert!(run.threads.iter().all(|t| t.ended == 0 && t.first_error.is_none()));
+    drop(run);
+    server.join().unwrap();
+}
+
+#[test]
+fn a_refusing_target_is_an_error_not_a_hang() {
+    let addr = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let proto = Http1::new(BODY, "t".into());
+    let err = run_clients(&spec(addr, 3, 1, load(100.0, 50)), &proto, Instant::now(), &|| {}, || (), &CpuMeter::new())
+        .err()
+        .expect("nothing listens there");
+    let text = err.to_string();
+    assert!(text.contains(&addr.to_string()) && text.contains("refused"), "{text}");
+}
+
+#[test]
+fn a_peer_that_does_not_speak_http_is_named() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let server = thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let _ = s.write_all(b"SSH-2.0-OpenSSH_9.6\r\n");
+        thread::sleep(Duration::from_millis(200));
+    });
+    let proto = Http1::new(BODY, "t".into());
+    let err = run_clients(&spec(addr, 1, 1, load(100.0, 50)), &proto, Instant::now(), &|| {}, || (), &CpuMeter::new())
+        .err()
+        .expect("the only connection is unusable");
+    assert!(err.to_string().contains("does not speak HTTP/1.1"), "{err}");
+    server.join().unwrap();
+}
+
+#[test]
+fn a_server_closing_mid_run_costs_counted_failures() {
+    // Two connections, each closed after the hello and 10 answers: 20
+    // requests succeed, the remaining 80 of the 100 scheduled fail.
+    let (addr, server) = http_server(2, 11);
+    let proto = Http1::new(BODY, "t".into());
+    let cs = spec(addr, 2, 1, load(1000.0, 100));
+    let run = run_clients(&cs, &proto, Instant::now(), &|| {}, || (), &CpuMeter::new()).unwrap();
+    let t = &run.threads[0];
+    assert_eq!(t.gen.sent, 100);
+    assert_eq!(t.histos.completed, 20);
+    assert_eq!(t.histos.failed, 80);
+    assert_eq!(t.ended, 2);
+    assert!(t.first_error.as_deref().unwrap().contains("closed"), "{:?}", t.first_error);
+    server.join().unwrap();
+}

@@ -1,0 +1,61 @@
+//! An in-process `http` run: hyper on the runtime under test, the mio
+//! client on its own threads, over loopback.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::thread;
+use std::time::Instant;
+
+use super::{Http, HttpService, ServerSide};
+use crate::client::proto::Http1;
+use crate::client::{client_report, run_clients, ClientShape};
+use crate::cpu::CpuMeter;
+use crate::openloop::{LoadSpec, OpenReport};
+use crate::record::Collector;
+use crate::rt::{accept_next, counters_delta, Rt, Spawner};
+use crate::tcp::{loopback_any, start_server};
+use crate::Error;
+
+/// Accepts connections until the listener fails (closed at shutdown) and
+/// serves each in its own task.
+async fn accept_loop<S: Spawner>(sp: S, listener: S::Listener, svc: HttpService<S>) {
+    while let Some(stream) = accept_next(&sp, &listener).await {
+        let (sp2, svc) = (sp.clone(), svc.clone());
+        // A connection's error (the client reset it, a malformed request)
+        // ends that connection only; hyper already answered what it could.
+        drop(sp.spawn_inside(async move { drop(sp2.serve_http(stream, svc).await) }));
+    }
+}
+
+/// Runs the server on `rt` and the client against it.
+pub(crate) fn run_http<R: Rt>(
+    rt: &R,
+    spec: &LoadSpec,
+    cfg: Http,
+    client: ClientShape,
+    meter: &CpuMeter,
+) -> Result<OpenReport, Error> {
+    let sp = rt.spawner();
+    let base = Instant::now();
+    let side = Arc::new(ServerSide { base: Some(base), collector: Collector::new() });
+    let svc = HttpService::new(sp.clone(), cfg, Arc::clone(&side));
+    let addr = start_server(rt, "http", loopback_any(), |l| accept_loop(sp.clone(), l, svc.clone()))?;
+    let stall_for = spec.stall;
+    let stall = || drop(sp.spawn(async move { thread::sleep(stall_for) }));
+    let cs = client.spec(addr, spec);
+    let proto = Http1::new(cfg.body_bytes, host(addr));
+    let at_start = || {
+        meter.start();
+        sp.window_start()
+    };
+    let run = run_clients(&cs, &proto, base, &stall, at_start, meter)?;
+    let counters = counters_delta(&run.snapshot, &sp.counters());
+    let mut report = client_report(run, &side.collector, &cs, counters);
+    report.cpu = meter.finish();
+    Ok(report)
+}
+
+/// The `host` header for `addr`.
+fn host(addr: SocketAddr) -> String {
+    addr.to_string()
+}

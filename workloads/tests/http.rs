@@ -1,0 +1,61 @@
+//! The `http` workload: hyper on every runtime, answered and counted.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{opts, rt, run_watched, wl};
+
+/// Only a hang reaches it (each run is well under a second).
+const WATCHDOG: Duration = Duration::from_secs(120);
+
+/// Every scheduler serves HTTP/1.1 through hyper: every request of the
+/// schedule is answered with the expected body, and the server recorded
+/// each measured request once (queue wait and service time).
+#[test]
+fn http_runs_on_every_scheduler() {
+    for s in wsbench_workloads::schedulers() {
+        let workers = if s.single_worker_only { 1 } else { 2 };
+        // Uniform 1000/s over 100 ms from phase 0: exactly 100 arrivals.
+        let w = wl("http", &[("arrival", "uniform"), ("connections", "8"), ("service-us", "20")], Some(1_000.0));
+        let out = run_watched(&rt(s.name, workers), &w, &opts(100, 0), WATCHDOG);
+        let at = format!("http on {} x{workers}", s.name);
+        assert_eq!((out.sent, out.ops, out.failed), (Some(100), 100, Some(0)), "{at}: {:?}", out.notes);
+        assert_eq!(out.latency_ns.len(), 100, "{at}");
+        assert_eq!(out.queue_wait_ns.as_ref().unwrap().len(), 100, "{at}: server-side records");
+        assert_eq!(out.service_ns.as_ref().unwrap().len(), 100, "{at}");
+        // 20 us of spinning per request: no service time is shorter.
+        assert!(out.service_ns.as_ref().unwrap().min() >= 19_000, "{at}");
+        let resolved = |n: &str| out.params.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+        assert_eq!(resolved("client-threads").as_deref(), Some("1"), "{at}: auto = 1 per 1024 connections");
+        assert_eq!(resolved("proto").as_deref(), Some("h1"), "{at}");
+    }
+}
+
+/// Handler panics and fan-out: every 10th request's handler (or its first
+/// subtask) panics; hyper answers 500, the client counts exactly those
+/// as failed, and the connection carries on.
+#[test]
+fn http_failures_are_the_injected_panics() {
+    for fanout in ["0", "3"] {
+        let params = [("arrival", "uniform"), ("connections", "4"), ("panic-every", "10"), ("fanout", fanout)];
+        let out = run_watched(&rt("steal-half", 2), &wl("http", &params, Some(1_000.0)), &opts(200, 0), WATCHDOG);
+        assert_eq!(out.sent, Some(200), "fanout {fanout}");
+        assert_eq!((out.ops, out.failed), (180, Some(20)), "fanout {fanout}: {:?}", out.notes);
+        let ended = out.extras.iter().find(|(n, _)| n == "failed_connections").map(|(_, v)| *v);
+        assert_eq!(ended, Some(0.0), "fanout {fanout}: a 500 does not end a keep-alive connection");
+    }
+}
+
+/// A wrong body length is a failed request: the client expects
+/// `response-bytes` bytes of the alphabet; it is told nothing else, so a
+/// server configured for 64 and a client for 64 agree (the control) — and
+/// the unit tests of the client's parser cover the mismatch itself.
+#[test]
+fn http_bodies_of_any_length_are_checked() {
+    for bytes in ["0", "1", "100000"] {
+        let params = [("arrival", "uniform"), ("connections", "2"), ("response-bytes", bytes)];
+        let out = run_watched(&rt("tokio", 2), &wl("http", &params, Some(500.0)), &opts(100, 0), WATCHDOG);
+        assert_eq!((out.sent, out.ops, out.failed), (Some(50), 50, Some(0)), "{bytes} bytes: {:?}", out.notes);
+    }
+}
