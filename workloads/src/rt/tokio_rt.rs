@@ -245,6 +245,8 @@ impl Spawner for TokioSpawner {
         stream.write_all(buf)
     }
 
+    // The service type is crate-private; the trait method says why.
+    #[allow(private_interfaces)]
     async fn serve_http(&self, stream: Self::Stream, svc: HttpService<Self>) -> Result<(), String> {
         let io = hyper_util::rt::TokioIo::new(stream);
         let (exec, timer) = (hyper_util::rt::TokioExecutor::new(), hyper_util::rt::TokioTimer::new());
