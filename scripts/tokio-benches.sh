@@ -26,6 +26,8 @@
 #
 #   scripts/tokio-benches.sh [PROCESSES] [OUT_DIR]
 #   RUNS (default 8) and DURATION (default 400ms) set the runs per cell.
+#   WSBENCH_BIN=path runs that binary instead of building this checkout
+#   (e.g. to compare two commits' binaries on the same machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 procs="${1:-4}"
@@ -40,8 +42,11 @@ if compgen -G "$out/proc-*.csv" >/dev/null; then
     exit 2
 fi
 workloads=spawn-many-local,spawn-many-remote-idle,spawn-many-remote-busy1,spawn-many-remote-busy2,yield-many,ping-pong,chained-spawn
-cargo build --release -q -p wsbench
-bin=target/release/wsbench
+bin="${WSBENCH_BIN:-}"
+if [ -z "$bin" ]; then
+    cargo build --release -q -p wsbench
+    bin=target/release/wsbench
+fi
 for p in $(seq 1 "$procs"); do
     if (( p % 2 )); then multi=steal-half,tokio; single=current-thread,tokio-current
     else multi=tokio,steal-half; single=tokio-current,current-thread; fi
