@@ -2,8 +2,10 @@
 //!
 //! The runtime under test is every thread of the process except the ones
 //! that are not its own: threads that existed before the run built its
-//! runtime (the harness, the thread that called [`crate::run`]) and the
-//! load generator's threads, which register themselves ([`CpuMeter::guest`]).
+//! runtime (the harness, the thread that called [`crate::run`], unless that
+//! thread drives the runtime from `block_on`:
+//! [`CpuMeter::include_calling_thread`]) and the load generator's threads,
+//! which register themselves ([`CpuMeter::guest`]).
 //! So reference runtimes need no hooks: tokio's and smol's workers, reactor
 //! and blocking threads are all counted, as ours are.
 //!
@@ -125,6 +127,18 @@ impl CpuMeter {
     /// Call before building the runtime.
     pub(crate) fn new() -> CpuMeter {
         CpuMeter { baseline: live_threads(), guests: Mutex::new(Vec::new()), start: Mutex::new(None) }
+    }
+
+    /// Counts the calling thread as the runtime's: it drives the runtime
+    /// (`current-thread` and `tokio-current` run tokio's benchmarks inside
+    /// `block_on` on it). Call before [`CpuMeter::start`].
+    pub(crate) fn include_calling_thread(&mut self) {
+        let me = current_tid();
+        match (&mut self.baseline, me) {
+            (Some(baseline), Some(me)) => baseline.retain(|&t| t != me),
+            // Unknown which thread to count: no number rather than a wrong one.
+            _ => self.baseline = None,
+        }
     }
 
     /// Registers the calling thread as a load-generator thread for as long

@@ -58,16 +58,41 @@ pub fn run(rt: &RuntimeSpec, w: &WorkloadSpec, opts: &RunOptions) -> Result<RunO
     let plan = plan(rt, w)?;
     // Calibrate the CPU spin now, not inside the first request.
     crate::spin::iters_per_ns();
-    // Before the runtime exists: every thread alive now is not its own.
-    let meter = CpuMeter::new();
+    // Before the runtime exists: every thread alive now is not its own,
+    // except this one where it runs a single-threaded runtime's scheduler.
+    let mut meter = CpuMeter::new();
+    let native = driven_by_block_on(&plan);
+    if native && single_threaded(which) {
+        meter.include_calling_thread();
+        // It is the worker: pinned where workers are (`--pin`).
+        crate::rt::pin_current(&rt.worker_cores, 0);
+    }
     let m = &meter;
     match which {
-        Which::Ours(kind) => execute(crate::rt::ours::Ours::build(kind, rt)?, rt, &plan, opts, m),
+        Which::Ours(kind) => execute(crate::rt::ours::Ours::build_with(kind, rt, native)?, rt, &plan, opts, m),
         Which::Registered(r) => (r.run)(rt, &plan, opts, m),
         Which::Tokio => execute(TokioMulti::build(rt)?, rt, &plan, opts, m),
+        Which::TokioCurrent if native => execute(TokioCurrent::native(rt)?, rt, &plan, opts, m),
         Which::TokioCurrent => execute(TokioCurrent::build(rt)?, rt, &plan, opts, m),
         Which::Smol => execute(Smol::build(rt)?, rt, &plan, opts, m),
     }
+}
+
+/// Whether the single-threaded runtimes (`current-thread`,
+/// `tokio-current`) run `plan` driven by `block_on` on the calling thread,
+/// the way a single-threaded program uses them: tokio's benchmarks, whose
+/// every iteration is a `block_on`. The other workloads hand requests to
+/// the runtime from load-generator threads while the calling thread waits
+/// outside `block_on`, so there a thread of the runtime sits in `block_on`
+/// for the whole run instead (a service whose main thread is in
+/// `block_on`).
+fn driven_by_block_on(plan: &Plan) -> bool {
+    matches!(plan.work, Work::Bench(_))
+}
+
+/// The runtimes whose scheduler runs inside `block_on` when `native`.
+fn single_threaded(which: Which) -> bool {
+    matches!(which, Which::Ours(SchedulerKind::CurrentThread) | Which::TokioCurrent)
 }
 
 /// Runs `plan` on a built runtime, then shuts the runtime down.

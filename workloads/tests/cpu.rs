@@ -120,3 +120,21 @@ fn idle_backoff_costs_more_cpu_than_idle_park_under_light_load() {
     judge("idle=backoff vs idle=park CPU per request", check, stolen);
     assert!(involuntary[1] >= 5.0 * involuntary[0].max(1.0), "involuntary switches park/backoff: {involuntary:?}");
 }
+
+/// `current-thread` and `tokio-current` run tokio's benchmarks inside
+/// `block_on` on the calling thread, which is then the runtime's only
+/// thread: its CPU must be counted. `spawn-many-local` keeps that thread
+/// runnable for the whole window (every task is ready at once, nothing
+/// parks), so the runtime's CPU is its share of a CPU over the window;
+/// uncounted it would be ~0 (no thread of the runtime's own). 1% is far
+/// below any share a runnable thread gets, even at a load of 20 on 2 cores.
+#[test]
+fn the_block_on_thread_of_a_single_threaded_runtime_is_counted() {
+    let _serial = serial();
+    for sched in ["current-thread", "tokio-current"] {
+        let out = run(&rt(sched, 1), &wl("spawn-many-local", &[], None), &opts(300, 50)).unwrap();
+        let cpu = out.cpu.expect("/proc is readable here");
+        let floor_ns = cpu.window.as_nanos() as u64 / 100;
+        assert!(cpu.cpu_ns > floor_ns, "{sched}: {} ns of CPU over a {:?} window", cpu.cpu_ns, cpu.window);
+    }
+}

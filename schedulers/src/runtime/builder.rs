@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::handle::{Handle, Runtime};
 use super::park;
 use super::shared::Shared;
-use super::worker::worker_main;
+use super::worker::{new_core, worker_main, Dormant};
 use crate::blocking::BlockingPool;
 use crate::driver::{Driver, DriverConfig};
 use crate::knobs::{KnobError, Knobs};
@@ -32,6 +32,7 @@ pub struct Builder {
     max_blocking_threads: usize,
     blocking_keep_alive: Duration,
     thread_name: String,
+    driver_thread: bool,
 }
 
 /// Why `build()` refused.
@@ -70,6 +71,7 @@ impl Builder {
             max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
             blocking_keep_alive: DEFAULT_BLOCKING_KEEP_ALIVE,
             thread_name: format!("wsbench-{}", kind.name()),
+            driver_thread: false,
         }
     }
 
@@ -101,6 +103,19 @@ impl Builder {
     /// Idle blocking threads exit after this long (default 10 s).
     pub fn blocking_keep_alive(mut self, d: Duration) -> Builder {
         self.blocking_keep_alive = d;
+        self
+    }
+
+    /// `current-thread` only: whether a thread of the runtime drives its
+    /// scheduler (runs tasks, I/O and timers) all the time, `block_on`
+    /// then only polling its future on the calling thread. Default
+    /// `false`: as in tokio's current_thread, the scheduler runs inside
+    /// [`Runtime::block_on`] on the calling thread, and nothing runs tasks
+    /// between `block_on` calls (spawns from other threads wait for the
+    /// next one). `thread-per-core` runs each core with a driver thread.
+    /// Ignored by the other policies, whose workers are threads.
+    pub fn driver_thread(mut self, on: bool) -> Builder {
+        self.driver_thread = on;
         self
     }
 
@@ -162,6 +177,7 @@ impl Builder {
             max_blocking_threads: self.max_blocking_threads,
             blocking_keep_alive: self.blocking_keep_alive,
             thread_name: format!("{}-{index}", self.thread_name),
+            driver_thread: true,
         }
     }
 
@@ -185,6 +201,14 @@ impl Builder {
         let blocking = BlockingPool::new(self.max_blocking_threads, self.blocking_keep_alive, &self.thread_name);
         let shared = Arc::new(Shared::new(policy, knobs, workers, unparkers.into(), driver, driver_handle, blocking));
         let handle = make_handle(shared.clone());
+        if self.kind == SchedulerKind::CurrentThread && !self.driver_thread {
+            // Driven by `block_on`: no thread; the core waits for the first
+            // `block_on` (`block_on.rs`).
+            for (core, parker) in cores.into_iter().zip(parkers) {
+                shared.park_dormant(Dormant { core: new_core(&shared, core), parker });
+            }
+            return Ok(Runtime::new(handle, Vec::new()));
+        }
         let mut threads = Vec::with_capacity(workers);
         for (index, (core, parker)) in cores.into_iter().zip(parkers).enumerate() {
             let worker_shared = shared.clone();
@@ -218,6 +242,7 @@ impl std::fmt::Debug for Builder {
             .field("kind", &self.kind)
             .field("workers", &self.workers)
             .field("knobs", &self.knobs)
+            .field("driver_thread", &self.driver_thread)
             .finish()
     }
 }

@@ -223,17 +223,30 @@ impl Runtime {
     }
 
     /// Runs `future` to completion on the calling thread, in the runtime's
-    /// context (so it can `spawn`, sleep and do I/O); tasks run on workers.
+    /// context (so it can `spawn`, sleep and do I/O).
+    ///
+    /// On a `current-thread` runtime built without a driver thread (the
+    /// default, see [`Builder::driver_thread`](super::Builder::driver_thread))
+    /// the scheduler itself runs here, as in tokio's current_thread: tasks,
+    /// I/O and timers run on this thread while it waits, and only then (a
+    /// second concurrent `block_on` polls its future on its own thread
+    /// until the first one returns, then takes over). Elsewhere tasks run
+    /// on the workers.
     ///
     /// # Panics
-    /// When called from a worker thread of any wsbench runtime.
+    /// When called from a worker thread of any wsbench runtime (including
+    /// from inside a task of a `current-thread` runtime driven by
+    /// `block_on`), or when `future` panics.
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         assert!(
             !context::is_worker(),
             "Runtime::block_on called from inside a worker thread of a wsbench runtime: a worker must never block; spawn the future and .await its JoinHandle instead"
         );
         let _enter = context::enter(self.handle.clone());
-        super::block_on::block_on(future)
+        match &self.handle.inner {
+            Inner::CurrentThread(s) if s.is_driven_by_block_on() => super::block_on::block_on_driving(s, future),
+            _ => super::block_on::block_on(future),
+        }
     }
 
     /// Spawns a task from outside.

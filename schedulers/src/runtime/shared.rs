@@ -10,7 +10,7 @@ use crossbeam_utils::CachePadded;
 use super::context;
 use super::idle::Idle;
 use super::park::Unparker;
-use super::worker::WorkerCx;
+use super::worker::{Dormant, WorkerCx};
 use crate::blocking::BlockingPool;
 use crate::driver::{self, Driver};
 use crate::knobs::Knobs;
@@ -42,6 +42,20 @@ pub(crate) struct Shared<P: Policy> {
     /// Workers that have left their loop; guarded count + condvar.
     exited: Mutex<usize>,
     exited_cv: Condvar,
+    /// `current-thread` driven by `block_on`: the core while no `block_on`
+    /// runs it, and the `block_on`s waiting for it (see `block_on.rs`).
+    dormant: Mutex<DormantSlot<P>>,
+}
+
+/// The one core of a runtime driven by `block_on`, and who waits for it.
+pub(crate) struct DormantSlot<P: Policy> {
+    /// `Some` while no thread drives the core; always `None` on runtimes
+    /// with worker threads.
+    core: Option<Dormant<P>>,
+    /// Whether this runtime is driven by `block_on` at all.
+    driven_by_block_on: bool,
+    /// `block_on` callers waiting for the core (woken when it is put back).
+    waiters: Vec<std::task::Waker>,
 }
 
 impl<P: Policy> Shared<P> {
@@ -70,7 +84,46 @@ impl<P: Policy> Shared<P> {
             workers,
             exited: Mutex::new(0),
             exited_cv: Condvar::new(),
+            dormant: Mutex::new(DormantSlot { core: None, driven_by_block_on: false, waiters: Vec::new() }),
         }
+    }
+
+    /// Makes this a runtime driven by `block_on`: `dormant` is its core,
+    /// and no worker thread runs it (it counts as exited for shutdown).
+    pub(crate) fn park_dormant(&self, dormant: Dormant<P>) {
+        let mut slot = self.dormant.lock().unwrap();
+        slot.core = Some(dormant);
+        slot.driven_by_block_on = true;
+        drop(slot);
+        self.worker_exited();
+    }
+
+    /// Whether `block_on` drives this runtime's core.
+    pub(crate) fn is_driven_by_block_on(&self) -> bool {
+        self.dormant.lock().unwrap().driven_by_block_on
+    }
+
+    /// Takes the core to drive it from `block_on`; when another `block_on`
+    /// has it, registers `waker` to be woken when it is put back (under
+    /// the same lock, so that a put-back cannot slip in between).
+    pub(crate) fn take_dormant(&self, waker: &std::task::Waker) -> Option<Dormant<P>> {
+        let mut slot = self.dormant.lock().unwrap();
+        let core = slot.core.take();
+        if core.is_none() && !slot.waiters.iter().any(|w| w.will_wake(waker)) {
+            slot.waiters.push(waker.clone());
+        }
+        core
+    }
+
+    /// Puts the core back after a `block_on` and wakes the `block_on`s
+    /// waiting for it.
+    pub(crate) fn put_dormant(&self, dormant: Dormant<P>) {
+        let mut slot = self.dormant.lock().unwrap();
+        assert!(slot.core.is_none(), "two block_on calls drove one current-thread core");
+        slot.core = Some(dormant);
+        let waiters = std::mem::take(&mut slot.waiters);
+        drop(slot);
+        waiters.into_iter().for_each(std::task::Waker::wake);
     }
 
     fn addr(&self) -> usize {
@@ -192,6 +245,13 @@ impl<P: Policy> Shared<P> {
             u.unpark();
         }
         let all_exited = self.wait_workers(deadline);
+        // The core of a runtime driven by `block_on` holds tasks too (no
+        // `block_on` runs during shutdown: it borrows the `Runtime`).
+        if let Some(mut dormant) = self.dormant.lock().unwrap().core.take() {
+            let mut leftover = Vec::new();
+            self.policy.drain_core(&mut dormant.core.policy, &mut leftover);
+            drop(leftover);
+        }
         self.owned.close();
         self.owned.shutdown_all();
         let mut queued = Vec::new();

@@ -13,6 +13,11 @@
 //! in tokio. Tasks that call `yield_now` are deferred and woken, as yields
 //! (back of the queue), when the worker runs out of other local work or at
 //! its next driver poll.
+//!
+//! The same loop runs on the thread of a `block_on` (`current-thread`
+//! without a driver thread, as in tokio): it then also polls the
+//! `block_on` future ([`Main`]) whenever its waker fired, and returns once
+//! that future completes (see `block_on.rs`).
 
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
@@ -71,6 +76,47 @@ pub(crate) struct Core<P: Policy> {
     window_batches: u64,
 }
 
+/// What a worker loop run from `block_on` polls besides tasks: the
+/// `block_on` future (see `block_on.rs`). A dedicated worker thread has
+/// none (`()`).
+pub(crate) trait Main {
+    /// Whether its waker fired since it was last polled (a cheap load).
+    fn is_woken(&self) -> bool;
+    /// Polls it (consuming the wake-up); `true` once it has completed.
+    fn poll(&mut self) -> bool;
+}
+
+impl Main for () {
+    fn is_woken(&self) -> bool {
+        false
+    }
+
+    fn poll(&mut self) -> bool {
+        false
+    }
+}
+
+/// A worker's core and parker while no thread runs them: `current-thread`
+/// without a driver thread keeps them here between `block_on` calls.
+pub(crate) struct Dormant<P: Policy> {
+    pub(crate) core: Box<Core<P>>,
+    pub(crate) parker: Parker,
+}
+
+/// A fresh core for worker `index`'s policy state.
+pub(crate) fn new_core<P: Policy>(shared: &Shared<P>, policy_core: P::Core) -> Box<Core<P>> {
+    Box::new(Core {
+        policy: policy_core,
+        tick: 0,
+        is_searching: false,
+        maintenance_in: shared.knobs.event_interval,
+        woken: false,
+        busy_since: Instant::now(),
+        window_start: Instant::now(),
+        window_batches: 0,
+    })
+}
+
 /// Runs worker `index` until shutdown; `handle` is its runtime's handle
 /// (the context its tasks see).
 pub(crate) fn worker_main<P: Policy>(
@@ -81,28 +127,11 @@ pub(crate) fn worker_main<P: Policy>(
     parker: Parker,
 ) {
     let _enter = context::enter(handle);
-    let cx = WorkerCx {
-        shared: shared.clone(),
-        index,
-        core: RefCell::new(None),
-        parker,
-        batching: Cell::new(false),
-        notify_pending: Cell::new(false),
-        deferred: RefCell::new(Vec::new()),
-    };
+    let cx = WorkerCx::new(shared.clone(), index, parker);
     let addr = Arc::as_ptr(&shared) as usize;
     let _worker = context::enter_worker(addr, &cx as *const WorkerCx<P> as *const ());
-    let core = Box::new(Core {
-        policy: policy_core,
-        tick: 0,
-        is_searching: false,
-        maintenance_in: shared.knobs.event_interval,
-        woken: false,
-        busy_since: Instant::now(),
-        window_start: Instant::now(),
-        window_batches: 0,
-    });
-    let mut core = cx.run(core);
+    let core = new_core(&shared, policy_core);
+    let mut core = cx.run(core, &mut ());
     context::clear_deferred();
     drop(cx.deferred.take());
     let mut leftover = Vec::new();
@@ -116,13 +145,39 @@ pub(crate) fn worker_main<P: Policy>(
 }
 
 impl<P: Policy> WorkerCx<P> {
+    pub(crate) fn new(shared: Arc<Shared<P>>, index: usize, parker: Parker) -> WorkerCx<P> {
+        WorkerCx {
+            shared,
+            index,
+            core: RefCell::new(None),
+            parker,
+            batching: Cell::new(false),
+            notify_pending: Cell::new(false),
+            deferred: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The parker, back to the idle slot after a `block_on` drove it.
+    pub(crate) fn into_parker(self) -> Parker {
+        self.parker
+    }
+
     fn counters(&self) -> &Counters {
         &self.shared.counters[self.index]
     }
 
-    fn run(&self, mut core: Box<Core<P>>) -> Box<Core<P>> {
+    /// The worker loop; returns at shutdown, or when `main` (the
+    /// `block_on` future, when run from `block_on`) has completed.
+    pub(crate) fn run<M: Main>(&self, mut core: Box<Core<P>>, main: &mut M) -> Box<Core<P>> {
         let event_interval = self.shared.knobs.event_interval;
         while !self.shared.is_shutdown() {
+            if main.is_woken() {
+                let done;
+                (core, done) = self.poll_main(core, main);
+                if done {
+                    return core;
+                }
+            }
             core.tick = core.tick.wrapping_add(1);
             core.maintenance_in -= 1;
             if core.maintenance_in == 0 {
@@ -133,9 +188,39 @@ impl<P: Policy> WorkerCx<P> {
                 Some(task) => self.run_task(core, task),
                 // Tasks that yielded come back before we consider parking.
                 None if self.has_deferred() => self.poll_driver_and_wake_deferred(core),
+                // The `block_on` future is polled at the top of the loop.
+                None if main.is_woken() => core,
                 None => self.park(core),
             };
         }
+        core
+    }
+
+    /// Polls the `block_on` future with the core in place, so that its
+    /// spawns and wakes on this thread are local pushes.
+    fn poll_main<M: Main>(&self, core: Box<Core<P>>, main: &mut M) -> (Box<Core<P>>, bool) {
+        *self.core.borrow_mut() = Some(core);
+        let done = coop::with_budget(self.shared.knobs.budget, || main.poll());
+        let core = self.core.borrow_mut().take().expect("worker core missing after polling the block_on future");
+        (core, done)
+    }
+
+    /// A `block_on` takes the core up: its busy period and poll-time
+    /// window start now.
+    pub(crate) fn resume(&self, core: &mut Core<P>) {
+        core.busy_since = Instant::now();
+        core.window_start = core.busy_since;
+    }
+
+    /// A `block_on` puts the core down: tasks that yielded go back to the
+    /// queue (they would be lost in this thread's deferred list), and the
+    /// busy time so far is counted.
+    pub(crate) fn suspend(&self, mut core: Box<Core<P>>) -> Box<Core<P>> {
+        if self.has_deferred() {
+            core = self.poll_driver_and_wake_deferred(core);
+        }
+        self.end_window(&mut core);
+        self.account_busy(&mut core, Instant::now());
         core
     }
 

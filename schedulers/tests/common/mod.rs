@@ -27,8 +27,21 @@ pub fn configs(counts: &[usize]) -> Vec<(SchedulerKind, usize)> {
     v
 }
 
+/// A runtime whose tasks run without anyone in `block_on` (tests that
+/// wait on a [`Latch`] from the test thread): `current-thread` gets its
+/// driver thread. [`build_native`] is the `block_on`-driven one.
 pub fn build(kind: SchedulerKind, workers: usize) -> Runtime {
-    Builder::new(kind).workers(workers).build().unwrap_or_else(|e| panic!("building {kind} x{workers}: {e}"))
+    Builder::new(kind)
+        .workers(workers)
+        .driver_thread(true)
+        .build()
+        .unwrap_or_else(|e| panic!("building {kind} x{workers}: {e}"))
+}
+
+/// `current-thread` as built by default: driven by `block_on` on the
+/// calling thread, no thread of its own.
+pub fn build_native() -> Runtime {
+    Builder::new(SchedulerKind::CurrentThread).build().expect("building current-thread")
 }
 
 /// A countdown that a test thread can wait on without polling.

@@ -8,8 +8,10 @@
 //! Implementations:
 //! - [`ours::Ours`]: every policy of `wsbench_schedulers` (knobs pass through);
 //! - [`tokio_rt::TokioMulti`]: tokio's multi-thread runtime, same worker count;
-//! - [`tokio_rt::TokioCurrent`]: tokio's current-thread runtime driven by one
-//!   dedicated thread (so that spawns from outside run, as on ours);
+//! - [`tokio_rt::TokioCurrent`]: tokio's current-thread runtime, driven by
+//!   `block_on` on the calling thread for tokio's benchmarks and by one
+//!   dedicated thread for the workloads that spawn from load-generator
+//!   threads (ours, `current-thread`, is built the same way in each case);
 //! - [`smol_rt::Smol`]: an `async-executor` run by N threads, `async-io` for
 //!   timers and sockets.
 //!

@@ -26,9 +26,20 @@ pub(crate) struct Ours {
 }
 
 impl Ours {
+    /// `current-thread` with a driver thread (tasks run while nobody is in
+    /// `block_on`, as the open-loop workloads need); see [`Ours::build_with`].
+    #[cfg(test)]
     pub(crate) fn build(kind: SchedulerKind, spec: &RuntimeSpec) -> Result<Self, Error> {
+        Ours::build_with(kind, spec, false)
+    }
+
+    /// `native`: `current-thread` driven by `block_on` on the calling
+    /// thread, as tokio's current_thread (no thread of its own, so no
+    /// pinning either); otherwise with a driver thread (pinned like a
+    /// worker). The other policies ignore it.
+    pub(crate) fn build_with(kind: SchedulerKind, spec: &RuntimeSpec, native: bool) -> Result<Self, Error> {
         let cores = Arc::new(spec.worker_cores.clone());
-        let mut builder = Builder::new(kind).workers(spec.workers);
+        let mut builder = Builder::new(kind).workers(spec.workers).driver_thread(!native);
         for (name, value) in &spec.knobs {
             builder = builder.knob(name, value);
         }

@@ -108,6 +108,17 @@ macro_rules! per_runtime {
             }
 
             #[test]
+            fn tokio_current_native() {
+                $check(TokioCurrent::native(&spec("tokio-current", 1)).unwrap());
+            }
+
+            #[test]
+            fn current_thread_native() {
+                let kind = SchedulerKind::CurrentThread;
+                $check(Ours::build_with(kind, &spec(kind.name(), 1), true).unwrap());
+            }
+
+            #[test]
             fn smol() {
                 $check(Smol::build(&spec("smol", 2)).unwrap());
             }

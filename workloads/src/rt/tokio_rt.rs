@@ -1,5 +1,6 @@
 //! tokio as a reference: `tokio` (multi-thread, same worker count) and
-//! `tokio-current` (current-thread, driven by one dedicated thread).
+//! `tokio-current` (current-thread, driven by `block_on` on the calling
+//! thread for tokio's benchmarks, by one dedicated thread otherwise).
 //!
 //! Both use tokio's own reactor and timer (`enable_all`). Counters: only
 //! what tokio's *stable* `RuntimeMetrics` reports and what means the same
@@ -79,17 +80,32 @@ impl Rt for TokioMulti {
     }
 }
 
-/// tokio's current-thread runtime, run by one dedicated thread so that
-/// tasks spawned from outside make progress without anyone calling
-/// `block_on` — the same model as ours, where every worker is a dedicated
-/// thread.
+/// tokio's current-thread runtime, either driven natively — its scheduler
+/// runs inside [`Rt::block_on`] on the calling thread ([`TokioCurrent::native`])
+/// — or run by one dedicated thread sitting in `block_on`, so that tasks
+/// spawned from outside make progress while nobody else calls `block_on`
+/// ([`TokioCurrent::build`]). Ours (`current-thread`) is built the same
+/// way in each case.
 pub(crate) struct TokioCurrent {
     handle: tokio::runtime::Handle,
+    /// The runtime, when driven natively.
+    native: Option<tokio::runtime::Runtime>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<thread::JoinHandle<()>>,
 }
 
 impl TokioCurrent {
+    /// Driven by `block_on` on the calling thread, as tokio's own
+    /// benchmarks and single-threaded programs use it; nothing runs
+    /// between `block_on` calls.
+    pub(crate) fn native(spec: &RuntimeSpec) -> Result<Self, Error> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Build { sched: spec.sched.clone(), message: e.to_string() })?;
+        Ok(TokioCurrent { handle: rt.handle().clone(), native: Some(rt), stop: None, thread: None })
+    }
+
     pub(crate) fn build(spec: &RuntimeSpec) -> Result<Self, Error> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -109,7 +125,7 @@ impl TokioCurrent {
                 rt.shutdown_timeout(grace);
             })
             .map_err(|e| Error::io("starting the tokio-current worker thread", e))?;
-        Ok(TokioCurrent { handle, stop: Some(stop_tx), thread: Some(thread) })
+        Ok(TokioCurrent { handle, native: None, stop: Some(stop_tx), thread: Some(thread) })
     }
 }
 
@@ -125,12 +141,19 @@ impl Rt for TokioCurrent {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        // Runs `f` on the calling thread in the runtime's context; the
-        // dedicated thread keeps driving tasks, I/O and timers meanwhile.
-        self.handle.block_on(f)
+        match &self.native {
+            // The scheduler runs here, on the calling thread.
+            Some(rt) => rt.block_on(f),
+            // Runs `f` on the calling thread in the runtime's context; the
+            // dedicated thread keeps driving tasks, I/O and timers meanwhile.
+            None => self.handle.block_on(f),
+        }
     }
 
-    fn shutdown(mut self, _grace: Duration) {
+    fn shutdown(mut self, grace: Duration) {
+        if let Some(rt) = self.native.take() {
+            rt.shutdown_timeout(grace);
+        }
         self.stop_now();
     }
 }
