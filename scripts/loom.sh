@@ -27,6 +27,7 @@ ignored=()
 
 groups=(
     loom_tests::task::
+    loom_tests::block_on_wake::
     loom_tests::idle::
     loom_tests::idle_race::
     loom_tests::lifo::

@@ -16,6 +16,7 @@
 //! loom-instrumented, so the policies built on them are covered by the
 //! stress tests instead.
 
+mod block_on_wake;
 mod handoff;
 mod idle;
 mod idle_race;

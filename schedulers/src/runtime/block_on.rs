@@ -37,6 +37,8 @@ use super::context;
 use super::park::Unparker;
 use super::shared::Shared;
 use super::worker::{Dormant, Main, WorkerCx};
+// The flag of `MainFlag` is model-checked; `ThreadWaker`'s is plain std.
+use crate::loom::sync::atomic::AtomicBool as ModelAtomicBool;
 use crate::policy::Policy;
 
 thread_local! {
@@ -86,11 +88,49 @@ pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
     }
 }
 
+/// The wake-up flag of a `block_on` future, and the protocol that keeps a
+/// wake from another thread from being lost while the driving thread goes
+/// to sleep (modelled by `loom_tests/block_on_wake.rs`):
+/// 1. waker: set the flag (Release swap); if it was clear, unpark the core's
+///    parker (a token if the thread is not parked yet);
+/// 2. driving thread, each loop turn: if the flag is set, clear it
+///    (Acquire swap) and poll; with no task to run, park only if the flag
+///    is still clear. A wake between that check and the park left a token,
+///    so the park returns at once.
+pub(crate) struct MainFlag {
+    notified: ModelAtomicBool,
+}
+
+impl MainFlag {
+    pub(crate) fn new(woken: bool) -> MainFlag {
+        MainFlag { notified: ModelAtomicBool::new(woken) }
+    }
+
+    /// Step 1: `true` when this call set the flag (the caller then unparks).
+    pub(crate) fn set(&self) -> bool {
+        // Release: pairs with the Acquire swap in `take_wake`, so what the
+        // waker's caller wrote is visible to the next poll.
+        !self.notified.swap(true, Ordering::Release)
+    }
+
+    pub(crate) fn is_woken(&self) -> bool {
+        // Relaxed: a hint; `take_wake` is the synchronising read, and a
+        // stale `false` before a park is covered by the parker's token.
+        self.notified.load(Ordering::Relaxed)
+    }
+
+    /// Step 2: clears the flag; `true` when it was set.
+    pub(crate) fn take_wake(&self) -> bool {
+        // Acquire: pairs with the Release swap in `set`.
+        self.notified.swap(false, Ordering::Acquire)
+    }
+}
+
 /// The waker of a `block_on` future that may be driving the core: it wakes
 /// the calling thread wherever it waits (parked on the core's parker while
 /// driving, on its thread while waiting for the core).
 struct MainWaker {
-    notified: AtomicBool,
+    flag: MainFlag,
     thread: Thread,
     /// The core's parker (worker 0's).
     unparker: Unparker,
@@ -102,9 +142,7 @@ impl Wake for MainWaker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        // Release: pairs with the Acquire swap in `take_wake`, so what the
-        // waker's caller wrote is visible to the next poll.
-        if self.notified.swap(true, Ordering::Release) {
+        if !self.flag.set() {
             return;
         }
         if DRIVING.with(Cell::get) == Arc::as_ptr(self) {
@@ -121,13 +159,11 @@ impl Wake for MainWaker {
 
 impl MainWaker {
     fn is_woken(&self) -> bool {
-        // Relaxed: a hint; `take_wake` is the synchronising read.
-        self.notified.load(Ordering::Relaxed)
+        self.flag.is_woken()
     }
 
     fn take_wake(&self) -> bool {
-        // Acquire: pairs with the Release in `wake_by_ref`.
-        self.notified.swap(false, Ordering::Acquire)
+        self.flag.take_wake()
     }
 }
 
@@ -135,7 +171,7 @@ impl MainWaker {
 /// doc).
 pub(crate) fn block_on_driving<P: Policy, F: Future>(shared: &Arc<Shared<P>>, future: F) -> F::Output {
     let main = Arc::new(MainWaker {
-        notified: AtomicBool::new(true),
+        flag: MainFlag::new(true),
         thread: thread::current(),
         unparker: shared.unparkers[0].clone(),
     });

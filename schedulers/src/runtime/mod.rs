@@ -8,7 +8,7 @@ pub(crate) mod park;
 pub(crate) mod shared;
 pub(crate) mod worker;
 
-mod block_on;
+pub(crate) mod block_on;
 mod builder;
 mod handle;
 
