@@ -41,9 +41,12 @@ fn unique_name() -> String {
     format!("ctr{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
+/// These tests spawn from the test thread and wait outside `block_on`, so
+/// `current-thread` gets its driver thread (its default runs tasks only
+/// inside `block_on`; `block_on.rs` tests that mode's counters).
 fn build(kind: SchedulerKind, workers: usize, knobs: &[(&str, &str)]) -> (Runtime, String) {
     let name = unique_name();
-    let mut b = Builder::new(kind).workers(workers).thread_name(name.clone());
+    let mut b = Builder::new(kind).workers(workers).thread_name(name.clone()).driver_thread(true);
     for (k, v) in knobs {
         b = b.knob(*k, *v);
     }

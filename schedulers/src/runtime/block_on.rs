@@ -34,9 +34,10 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
 use super::context;
+use super::core::Dormant;
 use super::park::Unparker;
 use super::shared::Shared;
-use super::worker::{Dormant, Main, WorkerCx};
+use super::worker::{Main, WorkerCx};
 // The flag of `MainFlag` is model-checked; `ThreadWaker`'s is plain std.
 use crate::loom::sync::atomic::AtomicBool as ModelAtomicBool;
 use crate::policy::Policy;

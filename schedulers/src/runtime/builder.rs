@@ -4,10 +4,11 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::core::{new_core, Dormant};
 use super::handle::{Handle, Runtime};
 use super::park;
 use super::shared::Shared;
-use super::worker::{new_core, worker_main, Dormant};
+use super::worker::worker_main;
 use crate::blocking::BlockingPool;
 use crate::driver::{Driver, DriverConfig};
 use crate::knobs::{KnobError, Knobs};
@@ -205,7 +206,7 @@ impl Builder {
             // Driven by `block_on`: no thread; the core waits for the first
             // `block_on` (`block_on.rs`).
             for (core, parker) in cores.into_iter().zip(parkers) {
-                shared.park_dormant(Dormant { core: new_core(&shared, core), parker });
+                shared.park_dormant(Dormant { core: new_core::<P>(shared.knobs.event_interval, core), parker });
             }
             return Ok(Runtime::new(handle, Vec::new()));
         }

@@ -2,6 +2,7 @@
 //! worker loop, parking, idle protocol, thread-local context, block_on.
 
 pub(crate) mod context;
+pub(crate) mod core;
 pub(crate) mod custom;
 pub(crate) mod idle;
 pub(crate) mod park;

@@ -7,19 +7,18 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 
-use super::context;
+use super::core::Dormant;
 use super::idle::Idle;
 use super::park::Unparker;
-use super::worker::{Dormant, WorkerCx};
 use crate::blocking::BlockingPool;
 use crate::driver::{self, Driver};
 use crate::knobs::Knobs;
 use crate::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::loom::sync::{Condvar, Mutex};
 use crate::metrics::{CounterBlocks, RuntimeMetrics};
-use crate::policy::{Origin, Policy, Wake, WorkerRef};
+use crate::policy::{Origin, Policy, Wake};
 use crate::task::owned::OwnedTasks;
-use crate::task::raw::{new_task, CellAlign, Notified, RawTask, Schedule, Task};
+use crate::task::raw::{new_task, CellAlign, Notified, Schedule};
 use crate::task::JoinHandle;
 
 pub(crate) struct Shared<P: Policy> {
@@ -126,7 +125,7 @@ impl<P: Policy> Shared<P> {
         waiters.into_iter().for_each(std::task::Waker::wake);
     }
 
-    fn addr(&self) -> usize {
+    pub(crate) fn addr(&self) -> usize {
         self as *const Shared<P> as usize
     }
 
@@ -147,42 +146,7 @@ impl<P: Policy> Shared<P> {
         self.cell_align
     }
 
-    /// Routes a task: to this worker's core when called on one of our
-    /// workers with its core in place, else to the shared queues.
-    pub(crate) fn schedule_task(&self, task: Notified, origin: Origin) {
-        let origin = if origin == Origin::Wake && context::waking_deferred() { Origin::Yield } else { origin };
-        let Some(ptr) = context::worker_of(self.addr()) else {
-            return self.push_remote(task, origin);
-        };
-        // SAFETY: `worker_of` matched our address, so `ptr` was registered
-        // by `worker_main` of this runtime as a `WorkerCx<P>` that outlives
-        // the registration (it lives on the worker thread's stack).
-        let cx = unsafe { &*(ptr as *const WorkerCx<P>) };
-        let Ok(mut slot) = cx.core.try_borrow_mut() else {
-            return self.push_remote(task, origin);
-        };
-        let Some(core) = slot.as_mut() else {
-            drop(slot);
-            return self.push_remote(task, origin);
-        };
-        let counters = &self.counters[cx.index];
-        if origin == Origin::Spawn {
-            crate::metrics::Counters::bump(&counters.spawns_local, 1);
-        }
-        let w = WorkerRef { index: cx.index, counters, tick: core.tick, is_searching: core.is_searching };
-        let notify = self.policy.push_local(&mut core.policy, &w, task, origin);
-        drop(slot);
-        if notify {
-            if cx.batching.get() {
-                // Parking or polling the driver: one wake afterwards.
-                cx.notify_pending.set(true);
-            } else {
-                self.notify_parked();
-            }
-        }
-    }
-
-    fn push_remote(&self, task: Notified, origin: Origin) {
+    pub(crate) fn push_remote(&self, task: Notified, origin: Origin) {
         if origin == Origin::Spawn {
             // Relaxed: a statistic.
             self.remote_spawns.fetch_add(1, Ordering::Relaxed);
@@ -302,40 +266,4 @@ where
         schedule(notified);
     }
     join
-}
-
-impl<P: Policy> Shared<P> {
-    /// A yield through the task's own waker: to the polling worker's
-    /// deferred list when that is one of ours, else queued at once.
-    pub(crate) fn defer_yield(&self, task: Notified) {
-        match context::worker_of(self.addr()) {
-            Some(ptr) => {
-                // SAFETY: as in `schedule_task`: registered by this
-                // runtime's `worker_main` as a live `WorkerCx<P>`.
-                let cx = unsafe { &*(ptr as *const WorkerCx<P>) };
-                cx.defer_yield(task);
-            }
-            // Not polled by one of our workers: nothing will come back
-            // for a deferred list here, so queue it now.
-            None => self.schedule_task(task, Origin::Yield),
-        }
-    }
-}
-
-impl<P: Policy> Schedule for Arc<Shared<P>> {
-    fn schedule(&self, task: Notified) {
-        self.schedule_task(task, Origin::Wake);
-    }
-
-    fn yield_now(&self, task: Notified) {
-        self.schedule_task(task, Origin::Yield);
-    }
-
-    fn defer_yield(&self, task: Notified) {
-        Shared::defer_yield(self, task);
-    }
-
-    fn release(&self, task: RawTask) -> Option<Task> {
-        self.owned.remove(task)
-    }
 }

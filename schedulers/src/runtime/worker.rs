@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::context;
+use super::core::Core;
 use super::idle::Woken;
 use super::park::{Parked, Parker};
 use super::shared::Shared;
@@ -31,7 +32,7 @@ use crate::coop;
 use crate::knobs::IdleMode;
 use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, WorkerRef};
-use crate::task::raw::Notified;
+use crate::task::raw::{Notified, RawTask, Schedule, Task};
 
 /// Spin rounds of `idle=backoff` before yielding the thread.
 const BACKOFF_SPINS: u32 = 6;
@@ -55,27 +56,6 @@ pub(crate) struct WorkerCx<P: Policy> {
     deferred: RefCell<Vec<Notified>>,
 }
 
-pub(crate) struct Core<P: Policy> {
-    pub(crate) policy: P::Core,
-    pub(crate) tick: u32,
-    pub(crate) is_searching: bool,
-    /// Ticks until the next maintenance (a countdown: `event_interval` is a
-    /// runtime value, and `tick % event_interval` would divide every tick).
-    maintenance_in: u32,
-    /// Woken by a notification and has not run a task since.
-    woken: bool,
-    /// Start of the current busy period.
-    busy_since: Instant,
-    /// Start of the current poll-time window. As in tokio, a window runs
-    /// while the worker processes scheduled tasks: it starts when the
-    /// worker starts, unparks, finds a task by stealing, or finishes a
-    /// driver poll, and ends at maintenance or when local work runs out.
-    window_start: Instant,
-    /// `run_task` calls (a task plus the LIFO tasks it led to) in the
-    /// window: the unit of the mean poll time, as in tokio.
-    window_batches: u64,
-}
-
 /// What a worker loop run from `block_on` polls besides tasks: the
 /// `block_on` future (see `block_on.rs`). A dedicated worker thread has
 /// none (`()`).
@@ -96,27 +76,6 @@ impl Main for () {
     }
 }
 
-/// A worker's core and parker while no thread runs them: `current-thread`
-/// without a driver thread keeps them here between `block_on` calls.
-pub(crate) struct Dormant<P: Policy> {
-    pub(crate) core: Box<Core<P>>,
-    pub(crate) parker: Parker,
-}
-
-/// A fresh core for worker `index`'s policy state.
-pub(crate) fn new_core<P: Policy>(shared: &Shared<P>, policy_core: P::Core) -> Box<Core<P>> {
-    Box::new(Core {
-        policy: policy_core,
-        tick: 0,
-        is_searching: false,
-        maintenance_in: shared.knobs.event_interval,
-        woken: false,
-        busy_since: Instant::now(),
-        window_start: Instant::now(),
-        window_batches: 0,
-    })
-}
-
 /// Runs worker `index` until shutdown; `handle` is its runtime's handle
 /// (the context its tasks see).
 pub(crate) fn worker_main<P: Policy>(
@@ -130,7 +89,7 @@ pub(crate) fn worker_main<P: Policy>(
     let cx = WorkerCx::new(shared.clone(), index, parker);
     let addr = Arc::as_ptr(&shared) as usize;
     let _worker = context::enter_worker(addr, &cx as *const WorkerCx<P> as *const ());
-    let core = new_core(&shared, policy_core);
+    let core = super::core::new_core::<P>(shared.knobs.event_interval, policy_core);
     let mut core = cx.run(core, &mut ());
     context::clear_deferred();
     drop(cx.deferred.take());
@@ -424,5 +383,80 @@ impl<P: Policy> WorkerCx<P> {
         core.busy_since = Instant::now();
         core.window_start = core.busy_since;
         core
+    }
+}
+
+// ---- scheduling from a task: beside the worker whose core it reaches ----
+
+impl<P: Policy> Shared<P> {
+    /// Routes a task: to this worker's core when called on one of our
+    /// workers with its core in place, else to the shared queues.
+    pub(crate) fn schedule_task(&self, task: Notified, origin: Origin) {
+        let origin = if origin == Origin::Wake && context::waking_deferred() { Origin::Yield } else { origin };
+        let Some(ptr) = context::worker_of(self.addr()) else {
+            return self.push_remote(task, origin);
+        };
+        // SAFETY: `worker_of` matched our address, so `ptr` was registered
+        // by `worker_main` of this runtime as a `WorkerCx<P>` that outlives
+        // the registration (it lives on the worker thread's stack).
+        let cx = unsafe { &*(ptr as *const WorkerCx<P>) };
+        let Ok(mut slot) = cx.core.try_borrow_mut() else {
+            return self.push_remote(task, origin);
+        };
+        let Some(core) = slot.as_mut() else {
+            drop(slot);
+            return self.push_remote(task, origin);
+        };
+        let counters = &self.counters[cx.index];
+        if origin == Origin::Spawn {
+            crate::metrics::Counters::bump(&counters.spawns_local, 1);
+        }
+        let w = WorkerRef { index: cx.index, counters, tick: core.tick, is_searching: core.is_searching };
+        let notify = self.policy.push_local(&mut core.policy, &w, task, origin);
+        drop(slot);
+        if notify {
+            if cx.batching.get() {
+                // Parking or polling the driver: one wake afterwards.
+                cx.notify_pending.set(true);
+            } else {
+                self.notify_parked();
+            }
+        }
+    }
+}
+
+impl<P: Policy> Shared<P> {
+    /// A yield through the task's own waker: to the polling worker's
+    /// deferred list when that is one of ours, else queued at once.
+    pub(crate) fn defer_yield(&self, task: Notified) {
+        match context::worker_of(self.addr()) {
+            Some(ptr) => {
+                // SAFETY: as in `schedule_task`: registered by this
+                // runtime's `worker_main` as a live `WorkerCx<P>`.
+                let cx = unsafe { &*(ptr as *const WorkerCx<P>) };
+                cx.defer_yield(task);
+            }
+            // Not polled by one of our workers: nothing will come back
+            // for a deferred list here, so queue it now.
+            None => self.schedule_task(task, Origin::Yield),
+        }
+    }
+}
+
+impl<P: Policy> Schedule for Arc<Shared<P>> {
+    fn schedule(&self, task: Notified) {
+        self.schedule_task(task, Origin::Wake);
+    }
+
+    fn yield_now(&self, task: Notified) {
+        self.schedule_task(task, Origin::Yield);
+    }
+
+    fn defer_yield(&self, task: Notified) {
+        Shared::defer_yield(self, task);
+    }
+
+    fn release(&self, task: RawTask) -> Option<Task> {
+        self.owned.remove(task)
     }
 }
