@@ -39,6 +39,7 @@ groups=(
     loom_tests::shutdown_race::
     loom_tests::timer::
     steal_half::queue::loom_tests::
+    bwos::queue::loom_tests::
     driver::io::loom_tests::
 )
 if [ $# -gt 0 ]; then

@@ -339,6 +339,7 @@ fn list_and_help_describe_everything() {
         "tokio",
         "smol",
         "current-thread",
+        "bwos",
         "yield-many",
         "rpc-fanout",
         "--param fanout=",

@@ -193,7 +193,7 @@ pub const KNOBS: &[KnobInfo] = &[
         name: "queue-capacity",
         default: "256",
         allowed: "power of two 4..=65536",
-        about: "local ring slots per worker",
+        about: "local ring slots per worker (bwos: blocks of min(32, capacity/2) entries)",
     },
     KnobInfo {
         name: "searching-limit",

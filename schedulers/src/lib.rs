@@ -28,6 +28,7 @@ pub mod time;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
+mod bwos;
 mod current_thread;
 mod global;
 mod per_worker;
@@ -54,5 +55,10 @@ pub mod __bench {
         let c = &blocks[worker];
         crate::metrics::Counters::bump(&c.polls, 1);
         crate::metrics::Counters::bump(&c.busy_ns, busy_ns);
+    }
+
+    /// The BWoS queue of the `bwos` policy.
+    pub mod bwos {
+        pub use crate::bwos::queue::{local, Local, Steal, DEFAULT_BLOCKS, DEFAULT_BLOCK_SIZE};
     }
 }

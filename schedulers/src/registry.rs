@@ -23,6 +23,7 @@ macro_rules! builtin_policies {
             StealOne => steal_one::StealOne,
             StealHalf => steal_half::StealHalf,
             CurrentThread => current_thread::CurrentThread,
+            Bwos => bwos::Bwos,
         }
     };
 }

@@ -10,6 +10,7 @@ fn kinds() -> Vec<(SchedulerKind, usize)> {
         SchedulerKind::StealOne,
         SchedulerKind::StealHalf,
         SchedulerKind::ThreadPerCore,
+        SchedulerKind::Bwos,
     ] {
         for w in [1, 2, 8] {
             v.push((k, w));

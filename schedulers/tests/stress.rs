@@ -739,3 +739,9 @@ fn stress_current_thread() {
 fn stress_thread_per_core() {
     stress(SchedulerKind::ThreadPerCore);
 }
+
+#[test]
+#[ignore = "stress: run with --ignored (scripts/stress.sh for the full form)"]
+fn stress_bwos() {
+    stress(SchedulerKind::Bwos);
+}

@@ -476,7 +476,7 @@ fn after_yielding_work(rt: &wsbench_schedulers::Runtime, what: &str) -> wsbench_
 #[test]
 fn metrics_report_the_global_queue_interval_in_force() {
     // A fixed interval is reported as set, by every worker that checked.
-    for kind in [SchedulerKind::StealHalf, SchedulerKind::StealOne] {
+    for kind in [SchedulerKind::StealHalf, SchedulerKind::StealOne, SchedulerKind::Bwos] {
         let rt = Builder::new(kind).workers(2).knob("global-interval", "7").build().unwrap();
         let m = after_yielding_work(&rt, &format!("{kind} global-interval=7"));
         assert_eq!(m.global_queue_intervals.len(), 2);

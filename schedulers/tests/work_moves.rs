@@ -21,14 +21,14 @@ fn spin(d: Duration) {
     }
 }
 
-/// A steal-half ring that holds every task of `skewed`: with the default
+/// A steal-half ring (or BWoS queue) that holds every task of `skewed`: with the default
 /// 256 slots most spawns overflow to the inject queue and the other workers
 /// take them from there, so whether any batch is stolen from a ring came
 /// down to timing (one CI run saw a single one-task steal).
 const ROOMY_RING: &str = "8192";
 
 fn skewed(kind: SchedulerKind) -> wsbench_schedulers::metrics::RuntimeMetrics {
-    let rt = if kind == SchedulerKind::StealHalf {
+    let rt = if matches!(kind, SchedulerKind::StealHalf | SchedulerKind::Bwos) {
         Builder::new(kind).workers(WORKERS).knob("queue-capacity", ROOMY_RING).build().unwrap()
     } else {
         build(kind, WORKERS)
@@ -51,7 +51,7 @@ fn skewed(kind: SchedulerKind) -> wsbench_schedulers::metrics::RuntimeMetrics {
 
 #[test]
 fn stealing_policies_spread_skewed_spawns() {
-    for kind in [SchedulerKind::StealOne, SchedulerKind::StealHalf] {
+    for kind in [SchedulerKind::StealOne, SchedulerKind::StealHalf, SchedulerKind::Bwos] {
         let m = skewed(kind);
         let t = m.totals();
         assert!(t.steals > 0 && t.tasks_stolen > 0, "{kind}: no steals: {t:?}");

@@ -50,7 +50,7 @@ fn check(sched: &str, workers: usize, info: &WorkloadInfo, out: &RunOutput) {
         // absent (not a made-up value) for every other runtime.
         let extra = |name: &str| out.extras.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
         let (lo, hi) = (extra("global_interval_min"), extra("global_interval_max"));
-        if matches!(sched, "steal-half" | "steal-one") {
+        if matches!(sched, "steal-half" | "steal-one" | "bwos") {
             let (lo, hi) = (lo.expect(&at), hi.expect(&at));
             assert!((2.0..=127.0).contains(&lo) && lo <= hi && hi <= 127.0, "{at}: interval {lo}..{hi}");
         } else {
@@ -99,6 +99,7 @@ per_scheduler! {
     per_worker => "per-worker",
     steal_one => "steal-one",
     steal_half => "steal-half",
+    bwos => "bwos",
     current_thread => "current-thread",
     thread_per_core => "thread-per-core",
     tokio => "tokio",

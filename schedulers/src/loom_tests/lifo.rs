@@ -23,7 +23,7 @@ fn worker_ref(index: usize, counters: &Counters) -> WorkerRef<'_> {
 fn model(spawned: usize) {
     loom::model(move || {
         let knobs = Knobs { queue_capacity: crate::knobs::MIN_QUEUE_CAPACITY, ..Knobs::default() };
-        let (policy, mut cores) = StealHalf::new(2, &knobs);
+        let (policy, mut cores) = <StealHalf>::new(2, &knobs);
         let policy = Arc::new(policy);
         let mut core1 = cores.pop().unwrap();
         let mut core0 = cores.pop().unwrap();

@@ -10,7 +10,12 @@
 //! - the steal loop: random (or sequential) first victim, each other worker
 //!   once, then the inject queue; the searching throttle and wake protocol
 //!   live in the shared core (`runtime/idle.rs`).
+//!
+//! The policy is generic over its local queue ([`RunQueue`]): the ring
+//! makes the `steal-half` row, the BWoS queue the `bwos` row
+//! (`bwos/mod.rs`), with everything else shared.
 
+pub(crate) mod local_queue;
 pub(crate) mod queue;
 
 use crate::fairness::{victims, Fairness, FastRand};
@@ -19,7 +24,8 @@ use crate::knobs::{Knobs, StealAmount, Victim};
 use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
-use queue::{Local, Overflow, Steal, StealLimit};
+pub(crate) use local_queue::RunQueue;
+use queue::{Overflow, StealLimit};
 
 /// What `steal-half` is (its entry in `wsbench list`).
 pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
@@ -45,8 +51,10 @@ pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
 /// Most tasks moved from the inject queue per refill (tokio's).
 const MAX_INJECT_BATCH: usize = 128;
 
-pub(crate) struct StealHalf {
-    steals: Box<[Steal<Notified>]>,
+/// The policy over local queue `Q`; `StealHalf` alone is the `steal-half`
+/// row (tokio's ring).
+pub(crate) struct StealHalf<Q: RunQueue = queue::Local<Notified>> {
+    steals: Box<[Q::Stealer]>,
     inject: Inject,
     lifo: bool,
     max_lifo_polls: u32,
@@ -54,8 +62,8 @@ pub(crate) struct StealHalf {
     victim: Victim,
 }
 
-pub(crate) struct Core {
-    local: Local<Notified>,
+pub(crate) struct Core<Q> {
+    local: Q,
     lifo_slot: Option<Notified>,
     /// LIFO polls in a row since the last normal task.
     lifo_polls: u32,
@@ -63,6 +71,8 @@ pub(crate) struct Core {
     rng: FastRand,
     /// Reused buffer for inject refills (no allocation after warm-up).
     batch: Vec<Notified>,
+    /// Reused buffer of peers' stealable counts (weighted victims only).
+    stealable: Vec<usize>,
 }
 
 impl Overflow<Notified> for Inject {
@@ -76,8 +86,8 @@ impl Overflow<Notified> for Inject {
     }
 }
 
-impl StealHalf {
-    fn push_back(&self, core: &mut Core, task: Notified, counters: &Counters) {
+impl<Q: RunQueue> StealHalf<Q> {
+    fn push_back(&self, core: &mut Core<Q>, task: Notified, counters: &Counters) {
         if core.local.push_back_or_overflow(task, &self.inject) {
             Counters::bump(&counters.overflows, 1);
         }
@@ -85,7 +95,7 @@ impl StealHalf {
 
     /// Takes `min(len / workers + 1, free slots + 1, 128)` tasks from the
     /// inject queue in one lock: runs the first, queues the rest.
-    fn refill_from_inject(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
+    fn refill_from_inject(&self, core: &mut Core<Q>, w: &WorkerRef<'_>) -> Option<Notified> {
         if self.inject.is_empty() {
             return None;
         }
@@ -97,12 +107,42 @@ impl StealHalf {
         if first.is_some() {
             Counters::bump(&w.counters.inject_pops, batch.len() as u64 + 1);
         }
-        core.local.push_back(batch.drain(..));
+        core.local.push_batch(batch.drain(..));
         core.batch = batch;
         first
     }
 
-    fn take_lifo(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
+    /// One steal attempt on `victim`, counted.
+    fn steal_from(&self, core: &mut Core<Q>, w: &WorkerRef<'_>, victim: usize) -> Option<Notified> {
+        Counters::bump(&w.counters.steal_attempts, 1);
+        let (t, moved) = Q::steal_into(&self.steals[victim], &mut core.local, self.limit)?;
+        Counters::bump(&w.counters.steals, 1);
+        Counters::bump(&w.counters.tasks_stolen, moved as u64);
+        Some(t)
+    }
+
+    /// BWoS's probabilistic victim choice: a peer drawn with probability
+    /// proportional to its stealable tasks (`None` when none has any).
+    fn weighted_victim(&self, core: &mut Core<Q>, me: usize) -> Option<usize> {
+        let mut lens = std::mem::take(&mut core.stealable);
+        lens.clear();
+        lens.extend(self.steals.iter().enumerate().map(|(v, s)| if v == me { 0 } else { Q::stealable(s) }));
+        let total: usize = lens.iter().sum();
+        let chosen = (total > 0).then(|| {
+            let mut draw = core.rng.below(total);
+            lens.iter()
+                .position(|&len| {
+                    let hit = draw < len;
+                    draw = draw.saturating_sub(len);
+                    hit
+                })
+                .expect("the draw is below the sum of the counts")
+        });
+        core.stealable = lens;
+        chosen
+    }
+
+    fn take_lifo(&self, core: &mut Core<Q>, w: &WorkerRef<'_>) -> Option<Notified> {
         let task = core.lifo_slot.take()?;
         if core.lifo_polls < self.max_lifo_polls {
             core.lifo_polls += 1;
@@ -115,15 +155,15 @@ impl StealHalf {
     }
 }
 
-impl Policy for StealHalf {
-    type Core = Core;
+impl<Q: RunQueue> Policy for StealHalf<Q> {
+    type Core = Core<Q>;
     const STEALS: bool = true;
 
-    fn new(workers: usize, knobs: &Knobs) -> (Self, Vec<Core>) {
+    fn new(workers: usize, knobs: &Knobs) -> (Self, Vec<Core<Q>>) {
         let mut steals = Vec::with_capacity(workers);
         let cores = (0..workers)
             .map(|i| {
-                let (local, steal) = queue::local(knobs.queue_capacity);
+                let (local, steal) = Q::with_knobs(knobs);
                 steals.push(steal);
                 Core {
                     local,
@@ -132,6 +172,7 @@ impl Policy for StealHalf {
                     fairness: Fairness::new(knobs.global_interval),
                     rng: FastRand::new(i + 1),
                     batch: Vec::with_capacity(MAX_INJECT_BATCH),
+                    stealable: Vec::with_capacity(if Q::WEIGHTED_VICTIMS { workers } else { 0 }),
                 }
             })
             .collect();
@@ -150,22 +191,22 @@ impl Policy for StealHalf {
         (policy, cores)
     }
 
-    fn push_local(&self, core: &mut Core, w: &WorkerRef<'_>, task: Notified, origin: Origin) -> bool {
+    fn push_local(&self, core: &mut Core<Q>, w: &WorkerRef<'_>, task: Notified, origin: Origin) -> bool {
         if origin == Origin::Yield || !self.lifo {
             self.push_back(core, task, w.counters);
         } else if let Some(prev) = core.lifo_slot.replace(task) {
             self.push_back(core, prev, w.counters);
         }
-        // Notify when more than one task waits here (tokio's rule): then a
-        // peer has something to steal.
-        !w.is_searching && usize::from(core.lifo_slot.is_some()) + core.local.len() > 1
+        // Notify when a peer has something to steal (for the ring, tokio's
+        // rule: more than one task waits here).
+        !w.is_searching && core.local.worth_notifying(core.lifo_slot.is_some())
     }
 
     fn push_remote(&self, task: Notified) -> Result<Wake, Notified> {
         self.inject.push(task).map(|()| Wake::Any)
     }
 
-    fn next_task(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
+    fn next_task(&self, core: &mut Core<Q>, w: &WorkerRef<'_>) -> Option<Notified> {
         if core.fairness.due(&w.counters.global_interval) {
             if let Some(t) = self.inject.pop(w.index % self.inject.shards()) {
                 Counters::bump(&w.counters.inject_pops, 1);
@@ -179,7 +220,7 @@ impl Policy for StealHalf {
         core.local.pop().or_else(|| self.refill_from_inject(core, w))
     }
 
-    fn next_lifo(&self, core: &mut Core, w: &WorkerRef<'_>, has_budget: bool) -> Option<Notified> {
+    fn next_lifo(&self, core: &mut Core<Q>, w: &WorkerRef<'_>, has_budget: bool) -> Option<Notified> {
         let task = core.lifo_slot.take()?;
         if !has_budget {
             // Out of budget: the woken task waits its turn in the ring.
@@ -190,36 +231,40 @@ impl Policy for StealHalf {
         self.take_lifo(core, w)
     }
 
-    fn steal(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
+    fn steal(&self, core: &mut Core<Q>, w: &WorkerRef<'_>) -> Option<Notified> {
         let n = self.steals.len();
         // A stolen task is a normal task: the LIFO run starts afresh.
         core.lifo_polls = 0;
         if core.local.len() > core.local.capacity() / 2 {
             return None;
         }
+        if Q::WEIGHTED_VICTIMS && n > 2 {
+            if let Some(victim) = self.weighted_victim(core, w.index) {
+                if let Some(t) = self.steal_from(core, w, victim) {
+                    return Some(t);
+                }
+            }
+        }
         for victim in victims(self.victim, &mut core.rng, w.index, n) {
-            Counters::bump(&w.counters.steal_attempts, 1);
-            if let Some((t, moved)) = self.steals[victim].steal_into(&mut core.local, self.limit) {
-                Counters::bump(&w.counters.steals, 1);
-                Counters::bump(&w.counters.tasks_stolen, moved as u64);
+            if let Some(t) = self.steal_from(core, w, victim) {
                 return Some(t);
             }
         }
         self.refill_from_inject(core, w)
     }
 
-    fn has_work(&self, core: &Core, _index: usize, peers: bool) -> bool {
+    fn has_work(&self, core: &Core<Q>, _index: usize, peers: bool) -> bool {
         core.lifo_slot.is_some()
-            || !core.local.is_empty()
+            || core.local.len() > 0
             || !self.inject.is_empty()
-            || (peers && self.steals.iter().any(|s| !s.is_empty()))
+            || (peers && self.steals.iter().any(|s| Q::stealable(s) > 0))
     }
 
-    fn maintenance(&self, core: &mut Core, mean_poll_ns: f64, polls: u64) {
+    fn maintenance(&self, core: &mut Core<Q>, mean_poll_ns: f64, polls: u64) {
         core.fairness.update(mean_poll_ns, polls);
     }
 
-    fn drain_core(&self, core: &mut Core, out: &mut Vec<Notified>) {
+    fn drain_core(&self, core: &mut Core<Q>, out: &mut Vec<Notified>) {
         out.extend(core.lifo_slot.take());
         while let Some(t) = core.local.pop() {
             out.push(t);

@@ -8,12 +8,13 @@ use std::time::Duration;
 use wsbench_schedulers::{Builder, Runtime, SchedulerKind};
 
 /// The policies that take more than one worker.
-pub const MULTI: [SchedulerKind; 5] = [
+pub const MULTI: [SchedulerKind; 6] = [
     SchedulerKind::Global,
     SchedulerKind::PerWorker,
     SchedulerKind::StealOne,
     SchedulerKind::StealHalf,
     SchedulerKind::ThreadPerCore,
+    SchedulerKind::Bwos,
 ];
 
 /// Every policy with each worker count in `counts` (current-thread: 1).
