@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Instruction counts (valgrind callgrind) of the steal-half local queue's
-# single-threaded hot paths, beside crossbeam-deque's equivalents.
+# and the bwos block queue's single-threaded hot paths, beside
+# crossbeam-deque's equivalents.
 #
 # Usage: scripts/callgrind-queues.sh [path/to/schedulers/Cargo.toml]
 # Prints CSV: case,instructions,tasks,instructions_per_task
@@ -13,9 +14,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 manifest=${1:-$root/schedulers/Cargo.toml}
 command -v valgrind >/dev/null || { echo "error: valgrind not found" >&2; exit 1; }
 
-# Tasks each case moves: 1,000 pushed and popped; half of a full 256 ring; one.
+# Tasks each case moves: 1,000 pushed and popped; half of a full 256 ring
+# (one bwos block); one.
 push_pop_tasks=1000
 half_of_ring=128
+# What one bwos steal takes from a full queue: one block.
+bwos_block=32
 
 exe=$(cargo bench --manifest-path "$manifest" --bench queues --no-run --message-format=json 2>/dev/null \
     | grep -o '"executable":"[^"]*"' | grep '/queues-' | tail -n 1 | cut -d'"' -f4)
@@ -39,4 +43,7 @@ ours_steal_half hot_ours_steal $half_of_ring
 crossbeam_steal_half hot_crossbeam_steal_half $half_of_ring
 ours_steal_one hot_ours_steal 1
 crossbeam_steal_one hot_crossbeam_steal_one 1
+bwos_push_pop hot_bwos_push_pop $push_pop_tasks
+bwos_steal_block hot_bwos_steal $bwos_block
+bwos_steal_one hot_bwos_steal 1
 CASES

@@ -1,4 +1,5 @@
-//! Micro-benchmarks of the `steal-half` local run queue against
+//! Micro-benchmarks of the `steal-half` local run queue and the `bwos`
+//! block queue (ids `bwos...`, cases in `queues/bwos.rs`) against
 //! crossbeam-deque 0.8, operation by operation.
 //!
 //! `cargo bench -p wsbench-schedulers --bench queues`. Each benchmark's
@@ -22,6 +23,9 @@ use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{criterion_group, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 use crossbeam_deque::{Stealer, Worker};
 use wsbench_schedulers::__bench::{local, Local, Overflow, Steal, StealLimit};
+
+#[path = "queues/bwos.rs"]
+mod bwos;
 
 /// Ring size under test: tokio's, and the `queue-capacity` default.
 const RING_CAPACITY: usize = 256;
@@ -211,6 +215,7 @@ fn owner(c: &mut Bench) {
             ours_push_pop(&mut ours, &sink, 0..OWNER_BATCH);
         })
     });
+    bwos::owner(&mut group, &sink);
     assert!(sink.0.borrow().is_empty(), "owner benchmark overflowed");
     for (name, worker) in [("crossbeam_fifo", Worker::new_fifo()), ("crossbeam_lifo", Worker::new_lifo())] {
         group.bench_function(BenchmarkId::new(name, OWNER_BATCH), |b| {
@@ -274,6 +279,7 @@ fn steal_one(c: &mut Bench) {
             let _ = black_box(stealer.steal());
         },
     );
+    bwos::steal_one(&mut group);
     group.finish();
 }
 
@@ -320,6 +326,7 @@ fn steal_batch(c: &mut Bench) {
     bench_prepared(&mut group, "default_32/crossbeam_batch", &mut theirs, 1, prepare_crossbeam, |(_, stealer, dst)| {
         let _ = black_box(stealer.steal_batch(dst));
     });
+    bwos::steal_block(&mut group);
     group.finish();
 }
 
@@ -402,6 +409,8 @@ fn contended(c: &mut Bench) {
         });
         stop.store(true, Ordering::Relaxed);
     });
+    bwos::contended(&mut group, &sink);
+    assert!(sink.0.borrow().is_empty(), "contended benchmark overflowed");
     group.finish();
 }
 
@@ -447,7 +456,7 @@ mod hot {
     pub const PUSH_POP_TASKS: usize = 1_000;
 
     /// Every case name, in the order the script reports them.
-    pub const CASES: [&str; 7] = [
+    pub const CASES: [&str; 10] = [
         "ours_push_pop",
         "crossbeam_fifo_push_pop",
         "crossbeam_lifo_push_pop",
@@ -455,6 +464,9 @@ mod hot {
         "crossbeam_steal_half",
         "ours_steal_one",
         "crossbeam_steal_one",
+        "bwos_push_pop",
+        "bwos_steal_block",
+        "bwos_steal_one",
     ];
 
     pub fn run(case: &str) {
@@ -481,7 +493,22 @@ mod hot {
             "crossbeam_steal_half" => hot_crossbeam_steal_half(&stealer, &theirs),
             "ours_steal_one" => hot_ours_steal(&steal, &mut dst, StealLimit::AtMost(1)),
             "crossbeam_steal_one" => hot_crossbeam_steal_one(&stealer),
+            "bwos_push_pop" | "bwos_steal_block" | "bwos_steal_one" => run_bwos(case, &sink),
             _ => panic!("unknown case {case:?}; cases: {}", CASES.join(", ")),
+        }
+    }
+
+    fn run_bwos(case: &str, sink: &VecSink) {
+        let (mut src, steal) = bwos::local::<Task>();
+        let (mut dst, _) = bwos::local::<Task>();
+        match case {
+            "bwos_push_pop" => bwos::hot_bwos_push_pop(&mut src, sink, PUSH_POP_TASKS),
+            "bwos_steal_block" | "bwos_steal_one" => {
+                bwos::full(&mut src);
+                let max = if case == "bwos_steal_one" { 1 } else { u32::MAX };
+                bwos::hot_bwos_steal(&steal, &mut dst, max);
+            }
+            _ => unreachable!("{case}"),
         }
     }
 

@@ -164,7 +164,11 @@ unsafe impl<T: Send> Sync for Inner<T> {}
 
 impl<T> Inner<T> {
     fn block(&self, seq: u64) -> &Block {
-        &self.blocks[(seq & (self.blocks.len() as u64 - 1)) as usize]
+        &self.blocks[self.block_index(seq)]
+    }
+
+    fn block_index(&self, seq: u64) -> usize {
+        (seq & (self.blocks.len() as u64 - 1)) as usize
     }
 
     fn round(&self, seq: u64) -> u32 {
@@ -172,17 +176,31 @@ impl<T> Inner<T> {
         (seq >> self.block_shift) as u32
     }
 
-    fn entry(&self, seq: u64, index: u32) -> &UnsafeCell<MaybeUninit<T>> {
-        let block = (seq & (self.blocks.len() as u64 - 1)) as usize;
-        &self.entries[block * self.block_size as usize + index as usize]
+    /// Where block `seq`'s entries start in `entries`.
+    fn first_entry(&self, seq: u64) -> usize {
+        (seq & (self.blocks.len() as u64 - 1)) as usize * self.block_size as usize
+    }
+
+    /// Entry `at` without a bounds check (one per push and pop otherwise).
+    ///
+    /// # Safety
+    ///
+    /// `at < entries.len()`: a block's first entry plus an index below the
+    /// block size.
+    unsafe fn entry(&self, at: usize) -> &UnsafeCell<MaybeUninit<T>> {
+        debug_assert!(at < self.entries.len(), "entry {at} of {}", self.entries.len());
+        // SAFETY: in bounds, as the caller guarantees.
+        unsafe { self.entries.get_unchecked(at) }
     }
 
     /// # Safety
     ///
-    /// The caller is the owner, the entry is in the producer block at or
-    /// past `pidx`, and the block was made free by Push step 2.
-    unsafe fn write(&self, seq: u64, index: u32, task: T) {
-        self.entry(seq, index).with_mut(|slot| {
+    /// As for [`entry`](Self::entry); and the caller is the owner, entry
+    /// `at` is in the producer block at or past `pidx`, and the block was
+    /// made free by Push step 2.
+    unsafe fn write(&self, at: usize, task: T) {
+        // SAFETY: in bounds, passed on from the caller.
+        unsafe { self.entry(at) }.with_mut(|slot| {
             // SAFETY: exclusive access to a free entry, as the caller
             // guarantees; overwriting a free entry drops nothing.
             unsafe { ptr::write(slot, MaybeUninit::new(task)) }
@@ -191,11 +209,13 @@ impl<T> Inner<T> {
 
     /// # Safety
     ///
-    /// The entry holds a task written in the current round, its write
+    /// As for [`entry`](Self::entry); and the entry holds a task written in
+    /// the current round, its write
     /// happens-before this call, and the caller alone owns it (consumer
     /// past the take-over point, or a thief's reservation).
-    unsafe fn take(&self, seq: u64, index: u32) -> T {
-        self.entry(seq, index).with(|slot| {
+    unsafe fn take(&self, at: usize) -> T {
+        // SAFETY: in bounds, passed on from the caller.
+        unsafe { self.entry(at) }.with(|slot| {
             // SAFETY: initialised and owned by the caller; read exactly once.
             unsafe { ptr::read(slot).assume_init() }
         })
@@ -212,6 +232,15 @@ pub struct Local<T> {
     /// Consumer block and its read position.
     c: u64,
     consumed: u32,
+    /// Cached from `inner` and the positions, so that the fast paths do
+    /// no arithmetic on sequence numbers: the block size, where the
+    /// producer's and the consumer's blocks start in `entries`, and the
+    /// producer block's index and `committed` word with index 0.
+    size: u32,
+    p_block: usize,
+    p_entry: usize,
+    c_entry: usize,
+    p_word: u64,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -256,7 +285,19 @@ pub fn with_shape<T>(blocks: usize, block_size: usize, start_round: u32) -> (Loc
         block_size: size,
         block_shift: blocks.trailing_zeros(),
     });
-    let local = Local { inner: inner.clone(), p: start, pidx: 0, c: start, consumed: 0, _not_sync: PhantomData };
+    let local = Local {
+        inner: inner.clone(),
+        p: start,
+        pidx: 0,
+        c: start,
+        consumed: 0,
+        size,
+        p_block: 0,
+        p_entry: 0,
+        c_entry: 0,
+        p_word: pack(start_round, 0),
+        _not_sync: PhantomData,
+    };
     (local, Steal(inner))
 }
 
@@ -295,10 +336,16 @@ impl<T> Local<T> {
     /// Entries [`push_back`](Self::push_back) can take now: the rest of the
     /// producer block and every free block after it. Never over-counts.
     pub fn remaining_slots(&self) -> usize {
-        let size = self.inner.block_size as usize;
+        self.room_for(usize::MAX)
+    }
+
+    /// [`remaining_slots`](Self::remaining_slots), counting free blocks only
+    /// until `want` entries are found (each counted block costs a load).
+    pub(crate) fn room_for(&self, want: usize) -> usize {
+        let size = self.size as usize;
         let mut free = size - self.pidx as usize;
         let mut seq = self.p + 1;
-        while self.block_is_free(seq) {
+        while free < want && self.block_is_free(seq) {
             free += size;
             seq += 1;
         }
@@ -352,6 +399,9 @@ impl<T> Local<T> {
         self.inner.pseq.store(seq, Relaxed);
         self.p = seq;
         self.pidx = 0;
+        self.p_block = self.inner.block_index(seq);
+        self.p_entry = self.inner.first_entry(seq);
+        self.p_word = pack(round, 0);
         true
     }
 
@@ -359,14 +409,14 @@ impl<T> Local<T> {
     #[inline]
     fn push_in_block(&mut self, task: T) {
         let index = self.pidx;
-        // SAFETY: we are the owner (`&mut self`); `index` is at or past
-        // `pidx` in the producer block, which Push step 2 made free, and no
-        // thief reads past `committed`.
-        unsafe { self.inner.write(self.p, index, task) };
+        // SAFETY: in bounds (`pidx < size` here); we are the owner (`&mut
+        // self`); the entry is the one at `pidx` in the producer block,
+        // which Push step 2 made free, and no thief reads past `committed`.
+        unsafe { self.inner.write(self.p_entry + index as usize, task) };
         self.pidx = index + 1;
         // Release: publishes the entry; pairs with the Acquire load of
         // `committed` in steal step 4.
-        self.inner.block(self.p).committed.store(pack(self.inner.round(self.p), self.pidx), Release);
+        self.inner.blocks[self.p_block].committed.store(self.p_word | u64::from(self.pidx), Release);
     }
 
     /// Pushes `task`. When the queue is full, sends it to `overflow` —
@@ -374,7 +424,7 @@ impl<T> Local<T> {
     /// a block — and returns true; returns false when it was queued.
     #[inline]
     pub fn push_back_or_overflow<O: Overflow<T>>(&mut self, task: T, overflow: &O) -> bool {
-        if self.pidx < self.inner.block_size || self.advance_producer() {
+        if self.pidx < self.size || self.advance_producer() {
             self.push_in_block(task);
             return false;
         }
@@ -406,10 +456,10 @@ impl<T> Local<T> {
     /// When `tasks.len() > remaining_slots()`: the caller must check first.
     pub fn push_back<I: ExactSizeIterator<Item = T>>(&mut self, tasks: I) {
         let count = tasks.len();
-        let free = self.remaining_slots();
+        let free = self.room_for(count);
         assert!(count <= free, "push_back of {count} tasks into a local queue with {free} free slots");
         for task in tasks.take(count) {
-            if self.pidx == self.inner.block_size {
+            if self.pidx == self.size {
                 assert!(self.advance_producer(), "a block counted free in remaining_slots became busy");
             }
             self.push_in_block(task);
@@ -419,13 +469,14 @@ impl<T> Local<T> {
     /// Takes the oldest queued task.
     pub fn pop(&mut self) -> Option<T> {
         loop {
-            let limit = if self.c == self.p { self.pidx } else { self.inner.block_size };
+            let limit = if self.c == self.p { self.pidx } else { self.size };
             if self.consumed < limit {
                 let index = self.consumed;
                 self.consumed += 1;
-                // SAFETY: Pop step 1: the consumer owns its block from the
-                // take-over point on, and we wrote the entry ourselves.
-                return Some(unsafe { self.inner.take(self.c, index) });
+                // SAFETY: in bounds (`consumed < limit <= size`); Pop step
+                // 1: the consumer owns its block from the take-over point
+                // on, and we wrote the entry ourselves.
+                return Some(unsafe { self.inner.take(self.c_entry + index as usize) });
             }
             if self.c == self.p {
                 return None;
@@ -453,6 +504,7 @@ impl<T> Local<T> {
         }
         self.c = seq;
         self.consumed = taken;
+        self.c_entry = self.inner.first_entry(seq);
         // Release: block `seq + 1` was last set up (for the round before
         // its next one) before this point; pairs with the Acquire load of
         // `spos` in steal step 2, so a thief sent there never sees an older
@@ -488,9 +540,10 @@ impl<T> Iterator for Spill<'_, T> {
         }
         let index = local.consumed;
         local.consumed += 1;
-        // SAFETY: as in `pop`: the consumer block is full (the producer is
+        // SAFETY: in bounds (`consumed < block_size`); as in `pop`: the
+        // consumer block is full (the producer is
         // `blocks - 1` blocks ahead) and ours from the take-over point on.
-        Some(unsafe { local.inner.take(local.c, index) })
+        Some(unsafe { local.inner.take(local.c_entry + index as usize) })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -63,7 +63,9 @@ impl<T> Steal<T> {
         if dst.len() > dst.capacity() / 2 {
             return None;
         }
-        let room = u32::try_from(dst.remaining_slots()).unwrap_or(u32::MAX);
+        // A steal never takes more than a block, so `dst`'s room is only
+        // counted that far.
+        let room = dst.room_for(self.0.block_size as usize) as u32;
         let max = max.max(1).min(room.saturating_add(1));
         let (seq, first, count) = loop {
             match self.look(max) {
@@ -79,14 +81,18 @@ impl<T> Steal<T> {
     /// `seq` into `dst`, all but the last, which it returns with `count`.
     pub(super) fn finish(&self, dst: &mut Local<T>, seq: u64, first: u32, count: u32) -> (T, usize) {
         let inner = &*self.0;
+        let base = inner.first_entry(seq);
         let moved = (first..first + count - 1).map(|index| {
-            // SAFETY: `index` is in our reservation (step 5): committed
+            // SAFETY: in bounds (a reservation ends at most at the block
+            // size); `index` is in our reservation (step 5): committed
             // before the Acquire load of step 4 and ours alone.
-            unsafe { inner.take(seq, index) }
+            unsafe { inner.take(base + index as usize) }
         });
-        dst.push_back(moved);
+        if count > 1 {
+            dst.push_back(moved);
+        }
         // SAFETY: the last index of our reservation, as above.
-        let last = unsafe { inner.take(seq, first + count - 1) };
+        let last = unsafe { inner.take(base + (first + count - 1) as usize) };
         // Release: our reads of the entries happen before the producer
         // writes them again; pairs with the Acquire load of `stolen` in
         // `Local::block_is_free` (push step 2).
