@@ -29,6 +29,9 @@ pub fn empty(local: &mut Local<Task>) {
     while local.pop().is_some() {}
 }
 
+/// What one block-granular steal moves from a full queue.
+const BLOCK: usize = wsbench_schedulers::__bench::bwos::DEFAULT_BLOCK_SIZE;
+
 /// A victim queue, its steal handle, and the thief's own queue.
 pub type Pair = (Local<Task>, Steal<Task>, Local<Task>);
 
@@ -41,9 +44,12 @@ pub fn pairs() -> Vec<Pair> {
         .collect()
 }
 
-/// Untimed: a full victim, an empty thief.
+/// Untimed: a full victim, an empty thief. The victim is emptied first:
+/// its consumer must move on for the producer to reuse the blocks thieves
+/// emptied.
 pub fn prepare((src, _, dst): &mut Pair) {
     empty(dst);
+    empty(src);
     full(src);
 }
 
@@ -57,7 +63,8 @@ pub fn owner(group: &mut BenchmarkGroup<'_, ThreadCpuTime>, sink: &VecSink) {
 pub fn steal_one(group: &mut BenchmarkGroup<'_, ThreadCpuTime>) {
     let mut pairs = pairs();
     bench_prepared(group, "bwos", &mut pairs, SINGLE_STEALS_PER_FILL, prepare, |(_, steal, dst)| {
-        black_box(steal.steal_into(dst, 1));
+        let stolen = black_box(steal.steal_into(dst, 1));
+        assert!(stolen.is_some(), "steal_one found the victim empty");
     });
 }
 
@@ -65,7 +72,8 @@ pub fn steal_one(group: &mut BenchmarkGroup<'_, ThreadCpuTime>) {
 pub fn steal_block(group: &mut BenchmarkGroup<'_, ThreadCpuTime>) {
     let mut pairs = pairs();
     bench_prepared(group, "default_32/bwos_block", &mut pairs, 1, prepare, |(_, steal, dst)| {
-        black_box(steal.steal_into(dst, u32::MAX));
+        let stolen = black_box(steal.steal_into(dst, u32::MAX));
+        assert!(stolen.is_some_and(|(_, n)| n == BLOCK), "a block steal moved less than a block");
     });
 }
 
