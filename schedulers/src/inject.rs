@@ -5,8 +5,12 @@
 //! atomic length so that emptiness checks take no lock. It uses a
 //! `VecDeque` of task pointers rather than tokio's intrusive list; the
 //! batch operations take the lock once either way. `sharded` mode splits it
-//! into several such queues (the "sharded relay" some write-ups describe):
-//! pushes spread round-robin, pops start at the popping worker's shard.
+//! into several such queues (the "sharded relay" some write-ups describe,
+//! tokio PR 8483): each pushing thread has a home shard — threads are
+//! numbered in the order they first push, and thread `t` pushes to shard
+//! `t % shards` — so spawners do not share a lock unless there are more
+//! of them than shards, and a worker pops its own shard (`worker %
+//! shards`) first, then the others in order.
 
 use std::collections::VecDeque;
 
@@ -33,8 +37,27 @@ struct Queue {
 
 pub(crate) struct Inject {
     shards: Box<[CachePadded<Shard>]>,
-    /// Round-robin cursor for pushes in sharded mode.
-    next_push: AtomicUsize,
+}
+
+/// Numbers threads in the order they first push to any sharded inject
+/// queue (process-wide: a thread keeps its number across runtimes).
+static NEXT_THREAD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+std::thread_local! {
+    /// This thread's number, taken from [`NEXT_THREAD`] at its first push.
+    static THREAD_NUMBER: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// This thread's number (see [`NEXT_THREAD`]).
+fn thread_number() -> usize {
+    THREAD_NUMBER.with(|number| {
+        number.get().unwrap_or_else(|| {
+            // Relaxed: only hands out distinct numbers; nothing is published.
+            let fresh = NEXT_THREAD.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            number.set(Some(fresh));
+            fresh
+        })
+    })
 }
 
 impl Inject {
@@ -51,16 +74,21 @@ impl Inject {
                 })
             })
             .collect();
-        Inject { shards, next_push: AtomicUsize::new(0) }
+        Inject { shards }
     }
 
+    /// The pushing thread's home shard.
     fn push_shard(&self) -> &Shard {
         if self.shards.len() == 1 {
             return &self.shards[0];
         }
-        // Relaxed: only spreads load; no data is published through it.
-        let i = self.next_push.fetch_add(1, Ordering::Relaxed) % self.shards.len();
-        &self.shards[i]
+        &self.shards[thread_number() % self.shards.len()]
+    }
+
+    /// The home shard of the calling thread (tests).
+    #[cfg(test)]
+    pub(crate) fn home_shard(&self) -> usize {
+        thread_number() % self.shards.len()
     }
 
     /// Pushes one task; `Err` when closed.
@@ -145,5 +173,27 @@ impl Inject {
     /// Number of shards (1 in mutex mode).
     pub(crate) fn shards(&self) -> usize {
         self.shards.len()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_thread_keeps_one_home_and_threads_get_distinct_numbers() {
+        let numbers: Vec<(usize, usize)> = (0..8)
+            .map(|_| std::thread::spawn(|| (thread_number(), thread_number())))
+            .map(|t| t.join().unwrap())
+            .collect();
+        assert!(numbers.iter().all(|(a, b)| a == b), "a thread's number changed: {numbers:?}");
+        let mut distinct: Vec<usize> = numbers.iter().map(|&(a, _)| a).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 8, "{numbers:?}");
+        // Sharded with 8 workers: 2 shards; mutex: always shard 0.
+        let inject = Inject::new(InjectMode::Sharded, 8);
+        assert_eq!(inject.shards(), 2);
+        assert_eq!(inject.home_shard(), thread_number() % 2);
     }
 }

@@ -68,6 +68,15 @@ pub enum InjectMode {
     Sharded,
 }
 
+/// How many tasks a worker takes from the inject queue per visit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InjectBatch {
+    /// `len / workers + 1`, its fair share (tokio); tiny at many workers.
+    Share,
+    /// A fixed number (tokio PR 8208's setting).
+    Fixed(u32),
+}
+
 /// How a thief picks its first victim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Victim {
@@ -125,6 +134,8 @@ pub struct Knobs {
     pub event_interval: u32,
     /// Task cell placement.
     pub task_align: TaskAlign,
+    /// Tasks taken from the inject queue per visit.
+    pub inject_batch: InjectBatch,
 }
 
 impl Default for Knobs {
@@ -142,6 +153,7 @@ impl Default for Knobs {
             victim: Victim::Random,
             event_interval: DEFAULT_EVENT_INTERVAL,
             task_align: TaskAlign::Natural,
+            inject_batch: InjectBatch::Share,
         }
     }
 }
@@ -232,6 +244,12 @@ pub const KNOBS: &[KnobInfo] = &[
         allowed: "none|64|128",
         about:
             "task cells packed, or each on a 64/128-byte boundary (tokio: 128) against false sharing between neighbours",
+    },
+    KnobInfo {
+        name: "inject-batch",
+        default: "share",
+        allowed: "share|integer 1..=65536",
+        about: "tasks taken from the inject queue per visit: len/workers+1, or a fixed N (always capped by free slots)",
     },
 ];
 
@@ -362,6 +380,12 @@ impl Knobs {
                     _ => return Err(bad(info, value)),
                 }
             }
+            "inject-batch" => {
+                self.inject_batch = match value {
+                    "share" => InjectBatch::Share,
+                    v => InjectBatch::Fixed(parse_int(info, v, 1, MAX_QUEUE_CAPACITY as u64)? as u32),
+                }
+            }
             other => unreachable!("knob `{other}` is listed in KNOBS but not handled in Knobs::set"),
         }
         Ok(())
@@ -419,6 +443,10 @@ mod tests {
         assert_eq!(knobs.budget, None);
         knobs.set("task-align", "128").unwrap();
         assert_eq!(knobs.task_align, TaskAlign::Boundary(128));
+        knobs.set("inject-batch", "7").unwrap();
+        assert_eq!(knobs.inject_batch, InjectBatch::Fixed(7));
+        let e = knobs.set("inject-batch", "0").unwrap_err();
+        assert!(e.to_string().contains("`0`") && e.to_string().contains("share|integer"), "{e}");
         let e = knobs.set("task-align", "32").unwrap_err();
         assert!(e.to_string().contains("`32`") && e.to_string().contains("none|64|128"), "{e}");
     }

@@ -33,6 +33,7 @@ pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
         "searching-limit",
         "idle",
         "inject",
+        "inject-batch",
         "budget",
         "victim",
         "event-interval",

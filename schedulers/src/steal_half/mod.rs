@@ -6,7 +6,9 @@
 //!   stealable, at most `max-lifo-polls` in a row;
 //! - the inject queue (`inject=mutex|sharded`), checked first every
 //!   `global-interval` ticks (adaptive by default), refilled in batches of
-//!   `min(len / workers + 1, free slots, 128)`;
+//!   `min(len / workers + 1, free slots, 128)` (`inject-batch=share`) or
+//!   `min(N, free slots)` (`inject-batch=N`); pushes from outside go to
+//!   the pushing thread's home shard, and a worker pops its own first;
 //! - the steal loop: random (or sequential) first victim, each other worker
 //!   once, then the inject queue; the searching throttle and wake protocol
 //!   live in the shared core (`runtime/idle.rs`).
@@ -20,7 +22,7 @@ pub(crate) mod queue;
 
 use crate::fairness::{victims, Fairness, FastRand};
 use crate::inject::Inject;
-use crate::knobs::{Knobs, StealAmount, Victim};
+use crate::knobs::{InjectBatch, Knobs, StealAmount, Victim};
 use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
@@ -41,6 +43,7 @@ pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
         "searching-limit",
         "idle",
         "inject",
+        "inject-batch",
         "budget",
         "victim",
         "event-interval",
@@ -60,6 +63,7 @@ pub(crate) struct StealHalf<Q: RunQueue = queue::Local<Notified>> {
     max_lifo_polls: u32,
     limit: StealLimit,
     victim: Victim,
+    inject_batch: InjectBatch,
 }
 
 pub(crate) struct Core<Q> {
@@ -94,13 +98,17 @@ impl<Q: RunQueue> StealHalf<Q> {
     }
 
     /// Takes `min(len / workers + 1, free slots + 1, 128)` tasks from the
-    /// inject queue in one lock: runs the first, queues the rest.
+    /// inject queue in one lock (with `inject-batch=N`: `min(N, free slots
+    /// + 1)`): runs the first, queues the rest.
     fn refill_from_inject(&self, core: &mut Core<Q>, w: &WorkerRef<'_>) -> Option<Notified> {
         if self.inject.is_empty() {
             return None;
         }
-        let fair_share = self.inject.len() / self.steals.len() + 1;
-        let n = fair_share.min(core.local.remaining_slots() + 1).min(MAX_INJECT_BATCH);
+        let room = core.local.remaining_slots() + 1;
+        let n = match self.inject_batch {
+            InjectBatch::Share => (self.inject.len() / self.steals.len() + 1).min(room).min(MAX_INJECT_BATCH),
+            InjectBatch::Fixed(n) => (n as usize).min(room),
+        };
         let start = w.index % self.inject.shards();
         let mut batch = std::mem::take(&mut core.batch);
         let first = self.inject.pop_batch(start, n, |t| batch.push(t));
@@ -187,6 +195,7 @@ impl<Q: RunQueue> Policy for StealHalf<Q> {
             max_lifo_polls: knobs.max_lifo_polls,
             limit,
             victim: knobs.victim,
+            inject_batch: knobs.inject_batch,
         };
         (policy, cores)
     }
