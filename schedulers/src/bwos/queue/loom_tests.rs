@@ -1,7 +1,8 @@
 //! loom models of the BWoS queue on its loom shape: 2 blocks of 2 entries
 //! ([`DEFAULT_BLOCKS`], [`DEFAULT_BLOCK_SIZE`] under loom), at preemption
-//! bound 2 (scripts/loom.sh). Each race below needs at most two
-//! preemptions: a thief cut off between its loads of `reserved` and
+//! bound 2 by default and 3 in CI (`.ci/run`; all five together take about
+//! 3 s at bound 3 on the 2-core development machine). Each race below needs
+//! at most two preemptions: a thief cut off between its loads of `reserved` and
 //! `committed` or between its reservation and its `stolen` increment, and
 //! one switch back. loom also checks every entry access for a data race, so
 //! the hand-off models fail if an ordering that publishes an entry (or the
