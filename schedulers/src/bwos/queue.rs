@@ -590,5 +590,5 @@ mod tests;
 mod stress;
 
 #[cfg(all(test, loom))]
-#[path = "queue/loom_tests.rs"]
+#[path = "../loom_tests/bwos_queue.rs"]
 mod loom_tests;

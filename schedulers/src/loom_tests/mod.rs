@@ -1,9 +1,10 @@
 //! Every loom model of the crate lives in this folder, with one support
 //! module (`support.rs`). The models declared here test the runtime core
-//! through crate-visible APIs; `steal_half_queue.rs` and `driver_io.rs` need
-//! their module's private items, so `steal_half/queue.rs` and
-//! `driver/io.rs` declare them with `#[path]` (their test names stay
-//! `steal_half::queue::loom_tests::…` and `driver::io::loom_tests::…`).
+//! through crate-visible APIs; `steal_half_queue.rs`, `bwos_queue.rs` and
+//! `driver_io.rs` need their module's private items, so
+//! `steal_half/queue.rs`, `bwos/queue.rs` and `driver/io.rs` declare them
+//! with `#[path]` (their test names stay `steal_half::queue::loom_tests::…`,
+//! `bwos::queue::loom_tests::…` and `driver::io::loom_tests::…`).
 //!
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p
 //! wsbench-schedulers --release --lib loom` (own `CARGO_TARGET_DIR`).
