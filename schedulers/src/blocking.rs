@@ -3,14 +3,39 @@
 //! (default 512) and exit after an idle keep-alive (default 10 s). The
 //! closure is wrapped in a task so that its `JoinHandle` is the same type
 //! as an async task's.
+//!
+//! The protocol, all under the pool's one lock:
+//! 1. `spawn` refuses (cancels) after shutdown; otherwise it queues the job
+//!    and, when an idle thread has no pending wake-up yet
+//!    (`idle > wakeups`), counts one and notifies `work`; else it starts a
+//!    thread while under `max_threads`.
+//! 2. A thread runs queued jobs (without the lock), then exits if the pool
+//!    is shut down, else counts itself idle and waits on `work` for at most
+//!    the keep-alive.
+//! 3. Woken, it consumes a pending wake-up if there is one (a job was
+//!    queued for an idle thread: it may have been this one, or one whose
+//!    own notify went to a thread that had already timed out); otherwise,
+//!    timed out with nothing queued, it exits. The exit and the
+//!    `threads -= 1` happen under the same lock as step 1's check, so a
+//!    spawn either sees the thread idle (and its wake-up is consumed by
+//!    some idle thread) or sees it gone (and starts another).
+//! 4. `shutdown` sets the flag, cancels what is queued, wakes every idle
+//!    thread and waits (bounded) until the last one signals `all_exited`.
+//!
+//! Synchronisation goes through the crate's `loom` facade; the loom model
+//! is `loom_tests/blocking.rs`. loom's `Condvar::wait_timeout` never times
+//! out, so under `cfg(loom)` the keep-alive expiry is an explicit step
+//! (`expire_keep_alive`) that the model runs at any point.
 
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
+
+use crate::loom::sync::atomic::{AtomicU64, Ordering};
+use crate::loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+use crate::loom::thread;
 
 use crate::runtime::{context, Handle};
 use crate::task::join::JoinHandle;
@@ -39,6 +64,9 @@ struct State {
     /// Notifications sent to idle threads not yet consumed.
     wakeups: usize,
     shutdown: bool,
+    /// Model only: the keep-alive has run out for every wait from now on.
+    #[cfg(loom)]
+    keep_alive_expired: bool,
 }
 
 struct Inner {
@@ -47,6 +75,7 @@ struct Inner {
     /// Signalled when the last thread exits after shutdown.
     all_exited: Condvar,
     max_threads: usize,
+    #[cfg_attr(loom, allow(dead_code))] // reason: the model's expiry is an explicit step
     keep_alive: Duration,
     thread_name: String,
     spawned: AtomicU64,
@@ -89,7 +118,15 @@ impl<F: FnOnce() -> R, R> Future for BlockingTask<F> {
 
 impl BlockingPool {
     pub(crate) fn new(max_threads: usize, keep_alive: Duration, thread_name: &str) -> BlockingPool {
-        let state = State { queue: VecDeque::new(), threads: 0, idle: 0, wakeups: 0, shutdown: false };
+        let state = State {
+            queue: VecDeque::new(),
+            threads: 0,
+            idle: 0,
+            wakeups: 0,
+            shutdown: false,
+            #[cfg(loom)]
+            keep_alive_expired: false,
+        };
         BlockingPool {
             inner: Arc::new(Inner {
                 state: Mutex::new(state),
@@ -104,6 +141,25 @@ impl BlockingPool {
     }
 
     pub(crate) fn spawn<F, R>(&self, handle: &Handle, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.spawn_in(Some(handle), f)
+    }
+
+    /// `spawn` for the loom model, which has no runtime to enter.
+    #[cfg(loom)]
+    pub(crate) fn spawn_without_runtime<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.spawn_in(None, f)
+    }
+
+    /// Step 1 of the module doc; a thread it starts enters `handle`.
+    fn spawn_in<F, R>(&self, handle: Option<&Handle>, f: F) -> JoinHandle<R>
     where
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
@@ -130,13 +186,13 @@ impl BlockingPool {
         join
     }
 
-    fn start_thread(&self, handle: &Handle) {
+    fn start_thread(&self, handle: Option<&Handle>) {
         let inner = self.inner.clone();
-        let handle = handle.clone();
+        let handle = handle.cloned();
         // Relaxed: a statistic.
         self.inner.spawned.fetch_add(1, Ordering::Relaxed);
         let started =
-            std::thread::Builder::new().name(inner.thread_name.clone()).spawn(move || blocking_thread(inner, handle));
+            thread::Builder::new().name(inner.thread_name.clone()).spawn(move || blocking_thread(inner, handle));
         if started.is_err() {
             // Could not start a thread: the queued job waits for an existing
             // one; with none at all it is cancelled at shutdown.
@@ -148,6 +204,22 @@ impl BlockingPool {
     pub(crate) fn threads_spawned(&self) -> u64 {
         // Relaxed: a statistic.
         self.inner.spawned.load(Ordering::Relaxed)
+    }
+
+    /// Model only: the keep-alive runs out now for every idle thread and
+    /// every later wait (a timed-out wait releases the lock and takes it
+    /// again, as a real one does after the keep-alive).
+    #[cfg(loom)]
+    pub(crate) fn expire_keep_alive(&self) {
+        let mut state = self.inner.state.lock().unwrap();
+        state.keep_alive_expired = true;
+        self.inner.work.notify_all();
+    }
+
+    /// Model only: threads started and not yet exited.
+    #[cfg(loom)]
+    pub(crate) fn threads(&self) -> usize {
+        self.inner.state.lock().unwrap().threads
     }
 
     /// Cancels queued jobs and waits up to `timeout` for running ones.
@@ -173,8 +245,32 @@ impl BlockingPool {
     }
 }
 
-fn blocking_thread(inner: Arc<Inner>, handle: Handle) {
-    let _enter = context::enter(handle);
+impl Inner {
+    /// Waits on `work` for at most the keep-alive; `true` when it timed out.
+    #[cfg(not(loom))]
+    fn wait_for_work<'a>(&'a self, state: MutexGuard<'a, State>) -> (MutexGuard<'a, State>, bool) {
+        let (state, timeout) = self.work.wait_timeout(state, self.keep_alive).unwrap();
+        (state, timeout.timed_out())
+    }
+
+    /// loom's `wait_timeout` never times out: a wait times out once the
+    /// model has run `expire_keep_alive` (before the wait: the lock is
+    /// released and taken again; during it: its `notify_all` ends it).
+    #[cfg(loom)]
+    fn wait_for_work<'a>(&'a self, state: MutexGuard<'a, State>) -> (MutexGuard<'a, State>, bool) {
+        if state.keep_alive_expired {
+            drop(state);
+            return (self.state.lock().unwrap(), true);
+        }
+        let state = self.work.wait(state).unwrap();
+        let timed_out = state.keep_alive_expired;
+        (state, timed_out)
+    }
+}
+
+/// Steps 2 and 3 of the module doc; `handle` is `None` only in the model.
+fn blocking_thread(inner: Arc<Inner>, handle: Option<Handle>) {
+    let _enter = handle.map(context::enter);
     let mut state = inner.state.lock().unwrap();
     loop {
         while let Some((task, notified)) = state.queue.pop_front() {
@@ -187,14 +283,14 @@ fn blocking_thread(inner: Arc<Inner>, handle: Handle) {
             break;
         }
         state.idle += 1;
-        let (next, timeout) = inner.work.wait_timeout(state, inner.keep_alive).unwrap();
+        let (next, timed_out) = inner.wait_for_work(state);
         state = next;
         state.idle -= 1;
         if state.wakeups > 0 {
             state.wakeups -= 1;
             continue;
         }
-        if timeout.timed_out() && state.queue.is_empty() {
+        if timed_out && state.queue.is_empty() {
             break;
         }
     }

@@ -57,13 +57,13 @@ pub(crate) mod cell {
 }
 
 #[cfg(not(loom))]
-#[allow(unused_imports, dead_code)] // reason: used by loom models and tests
+#[allow(unused_imports, dead_code)] // reason: the facade offers the full set; each build uses a subset
 pub(crate) mod thread {
-    pub(crate) use std::thread::{current, park, yield_now, Thread};
+    pub(crate) use std::thread::{current, park, yield_now, Builder, Thread};
 }
 
 #[cfg(loom)]
 #[allow(unused_imports, dead_code)] // reason: as above
 pub(crate) mod thread {
-    pub(crate) use loom::thread::{current, park, yield_now, Thread};
+    pub(crate) use loom::thread::{current, park, yield_now, Builder, Thread};
 }

@@ -18,6 +18,7 @@
 //! stress tests instead.
 
 mod block_on_wake;
+mod blocking;
 mod handoff;
 mod idle;
 mod idle_race;
