@@ -52,6 +52,12 @@ pub enum Command {
     /// cgroup limits, clock source, perf counters, cores vs workers); each finding with its fix.
     /// Always exits 0.
     Doctor(DoctorArgs),
+    /// Run only the server of tcp-rpc, mixed or http, until SIGINT/SIGTERM or --duration; then
+    /// print (and with --csv/--json write) its requests, service time, counters and CPU.
+    Serve(ServeArgs),
+    /// Run only the client of tcp-rpc, mixed or http against --target (load from other machines);
+    /// says per run whether it kept its schedule.
+    Load(LoadArgs),
     /// Internal: run one measured run whose spec arrives on stdin and write its result on stdout
     /// (how `run` isolates each run in a fresh process).
     #[command(name = "__run-child", hide = true)]
@@ -329,4 +335,92 @@ pub struct ReportArgs {
     /// The database.
     #[command(flatten)]
     pub db: HistoryDbArgs,
+}
+
+/// Options of `wsbench serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on, e.g. `0.0.0.0:8080` (port 0 picks a free port; the bound address is
+    /// printed first, as `listening on ADDR`).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: String,
+    /// The scheduler serving (see `wsbench list`).
+    #[arg(long, value_name = "NAME", default_value = "steal-half")]
+    pub sched: String,
+    /// Worker threads [default: logical CPUs].
+    #[arg(long, value_name = "N")]
+    pub workers: Option<String>,
+    /// The workload whose server runs: tcp-rpc, mixed or http.
+    #[arg(long, value_name = "NAME", default_value = "http")]
+    pub workload: String,
+    /// A workload parameter `name=value` (repeatable): the server's (service time, fanout, ...).
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// A scheduler knob `name=value` (repeatable, one value each).
+    #[arg(long = "knob", value_name = "NAME=VALUE")]
+    pub knobs: Vec<String>,
+    /// Stop after this long (`30s`); without it, serve until SIGINT or SIGTERM.
+    #[arg(long, value_name = "DURATION")]
+    pub duration: Option<String>,
+    /// Append the server's row (requests, service time, counters, CPU over its life) to this CSV.
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+    /// Write the server's row and the environment as JSON.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+}
+
+/// Options of `wsbench load`.
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// The server, `HOST:PORT` (a `wsbench serve`, or anything speaking the workload's protocol).
+    #[arg(long, value_name = "ADDR")]
+    pub target: String,
+    /// The workload whose client runs: tcp-rpc, mixed or http.
+    #[arg(long, value_name = "NAME", default_value = "http")]
+    pub workload: String,
+    /// Offered load of this process in requests/s: one value, a list or a range (one cell each)
+    /// [default: the workload's rate per worker x --server-workers].
+    #[arg(long, value_name = "LIST")]
+    pub rate: Option<String>,
+    /// A workload parameter `name=value` (repeatable): connections, client-threads, arrival, ...
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// Measured time per run.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub duration: String,
+    /// Warm-up before each run's measurement; discarded.
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    pub warmup: String,
+    /// Measured runs per rate.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub runs: usize,
+    /// Seed of the arrival schedule and the handlers' draws (run i uses seed + i); give each load
+    /// process its own.
+    #[arg(long, value_name = "N", default_value_t = 42)]
+    pub seed: u64,
+    /// The scheduler column of the rows (the load process cannot see the server's runtime).
+    #[arg(long, value_name = "NAME", default_value = "remote")]
+    pub label: String,
+    /// The server's worker count: recorded in the workers column, and sizes the default rate.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub server_workers: usize,
+    /// Append one row per run to this CSV.
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+    /// Write the results and the environment as JSON.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write a markdown summary.
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+    /// Write full latency histograms as HdrHistogram interval logs into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub hdr_dir: Option<PathBuf>,
+    /// With a rate sweep: the highest rate at which this objective holds, e.g. `p99<1ms`.
+    #[arg(long, value_name = "pXX<DURATION")]
+    pub slo: Option<String>,
+    /// No per-run messages on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
 }

@@ -46,6 +46,7 @@ pub mod pin;
 pub mod plot;
 pub mod progress;
 pub mod record;
+pub mod remote;
 pub mod report;
 pub mod slo;
 pub mod stats;

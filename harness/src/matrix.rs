@@ -57,7 +57,7 @@ fn p99_us(h: &Option<Histogram<u64>>) -> Option<f64> {
 }
 
 /// The row of a run that finished.
-fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan, pinned: bool) -> RunRecord {
+pub fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan, pinned: bool) -> RunRecord {
     let elapsed_s = out.elapsed.as_secs_f64();
     let counters =
         counter_names().iter().map(|name| out.counters.iter().find(|(n, _)| n == name).and_then(|(_, v)| *v)).collect();

@@ -94,6 +94,14 @@ pub enum Error {
         /// The builder's error, as text.
         message: String,
     },
+    /// `serve` / `load` of a workload without a separate server.
+    #[error("workload `{name}` has no separate server and client; allowed: {allowed}")]
+    NotServable {
+        /// The workload given.
+        name: String,
+        /// The workloads that do.
+        allowed: String,
+    },
     /// An I/O step of a workload (binding, connecting, spawning threads).
     #[error("I/O error while {context}: {source}")]
     Io {

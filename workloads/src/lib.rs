@@ -31,6 +31,7 @@ mod openloop;
 mod params;
 mod plan;
 pub mod record;
+pub mod remote;
 pub mod rt;
 mod runner;
 pub mod spin;

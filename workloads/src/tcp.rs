@@ -142,24 +142,45 @@ fn maybe_panic_outside_fanout(req: &Request, h: Handler) {
     }
 }
 
-async fn connection<S: Spawner>(sp: S, mut stream: S::Stream, h: Handler, base: Instant, collector: Arc<Collector>) {
+async fn connection<S: Spawner>(
+    sp: S,
+    mut stream: S::Stream,
+    h: Handler,
+    base: Option<Instant>,
+    collector: Arc<Collector>,
+) {
     let mut buf = [0u8; REQUEST_LEN];
     // Any read error, including the client closing, ends the connection.
     while read_exact(&sp, &mut stream, &mut buf).await.is_ok() {
         let first_poll = Instant::now();
-        let (req, hello) = decode_request(&buf, base, first_poll);
+        let (req, hello) = decode_request(&buf, base.unwrap_or(first_poll), first_poll);
         let out = if hello {
             Outcome::OK
         } else {
             AssertUnwindSafe(handle(&sp, req, h)).catch_unwind().await.unwrap_or(Outcome::FAILED)
         };
         let done = Instant::now();
-        if req.measured {
-            collector.with_local(|hs| {
-                hs.record_server(req.intended, first_poll, done);
+        collector.with_local(|hs| {
+            if req.measured {
+                match base {
+                    Some(_) => hs.record_server(req.intended, first_poll, done),
+                    // `wsbench serve`: no clock shared with the client.
+                    None => {
+                        hs.service.saturating_record(nanos(done - first_poll));
+                    }
+                }
                 hs.deadline_misses += u64::from(out.deadline_miss);
-            });
-        }
+            }
+            // What the server answered (`wsbench serve` reports it; an
+            // in-process run takes its counts from the client).
+            if !hello {
+                if out.ok {
+                    hs.completed += 1;
+                } else {
+                    hs.failed += 1;
+                }
+            }
+        });
         let mut resp = [0u8; RESPONSE_LEN];
         resp[0..8].copy_from_slice(&req.id.to_le_bytes());
         resp[8] = if out.ok { STATUS_OK } else { STATUS_FAILED };
@@ -169,7 +190,16 @@ async fn connection<S: Spawner>(sp: S, mut stream: S::Stream, h: Handler, base: 
     }
 }
 
-async fn accept_loop<S: Spawner>(sp: S, listener: S::Listener, h: Handler, base: Instant, collector: Arc<Collector>) {
+/// Accepts until the listener fails (closed at shutdown), one task per
+/// connection; `base` = the client's clock base (in-process), `None` for
+/// `wsbench serve`.
+pub(crate) async fn accept_loop<S: Spawner>(
+    sp: S,
+    listener: S::Listener,
+    h: Handler,
+    base: Option<Instant>,
+    collector: Arc<Collector>,
+) {
     while let Some(stream) = accept_next(&sp, &listener).await {
         drop(sp.spawn_inside(connection(sp.clone(), stream, h, base, Arc::clone(&collector))));
     }
@@ -188,7 +218,7 @@ pub(crate) fn run_tcp<R: Rt>(
     let sp = rt.spawner();
     let collector = Collector::new();
     let base = Instant::now();
-    let serve = |l| accept_loop(sp.clone(), l, h, base, Arc::clone(&collector));
+    let serve = |l| accept_loop(sp.clone(), l, h, Some(base), Arc::clone(&collector));
     let addr = start_server(rt, "tcp-rpc", loopback_any(), serve)?;
     let stall_for = spec.stall;
     let stall = || drop(sp.spawn(async move { thread::sleep(stall_for) }));
@@ -285,7 +315,7 @@ mod tests {
         let base = Instant::now();
         let h = Handler::Rpc(TcpRpc { service: Dist::Fixed { ns: 0.0 } });
         let collector = Collector::new();
-        let serve = |l| accept_loop(sp.clone(), l, h, base, Arc::clone(&collector));
+        let serve = |l| accept_loop(sp.clone(), l, h, Some(base), Arc::clone(&collector));
         let addr = start_server(&rt, "tcp-rpc", loopback_any(), serve).unwrap();
         let before = sp.polls_per_worker();
         let clients: Vec<_> = (0..32u64)

@@ -109,8 +109,8 @@ impl ClientShape {
 
 /// One report from the client's threads and the server's recordings
 /// (queue wait, service time, deadline misses).
-pub(crate) fn client_report(
-    run: ClientRun<Counters>,
+pub(crate) fn client_report<T>(
+    run: ClientRun<T>,
     server: &Collector,
     spec: &ClientSpec,
     counters: Counters,

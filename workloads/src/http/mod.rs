@@ -29,7 +29,7 @@
 mod run;
 mod service;
 
-pub(crate) use run::run_http;
+pub(crate) use run::{accept_loop as serve_accept_loop, host, run_http};
 pub(crate) use service::{serve_connection, HttpService, ServerSide};
 
 use crate::dist::Dist;

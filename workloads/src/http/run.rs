@@ -18,7 +18,7 @@ use crate::Error;
 
 /// Accepts connections until the listener fails (closed at shutdown) and
 /// serves each in its own task.
-async fn accept_loop<S: Spawner>(sp: S, listener: S::Listener, svc: HttpService<S>) {
+pub(crate) async fn accept_loop<S: Spawner>(sp: S, listener: S::Listener, svc: HttpService<S>) {
     while let Some(stream) = accept_next(&sp, &listener).await {
         let (sp2, svc) = (sp.clone(), svc.clone());
         // A connection's error (the client reset it, a malformed request)
@@ -56,6 +56,6 @@ pub(crate) fn run_http<R: Rt>(
 }
 
 /// The `host` header for `addr`.
-fn host(addr: SocketAddr) -> String {
+pub(crate) fn host(addr: SocketAddr) -> String {
     addr.to_string()
 }

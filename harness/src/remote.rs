@@ -1,0 +1,201 @@
+//! `wsbench serve` and `wsbench load`: the server and the client of a TCP
+//! workload (`tcp-rpc`, `mixed`, `http`) in separate processes, on
+//! separate machines if wanted.
+//!
+//! Both reuse the run pipeline: their options become a one-workload
+//! [`RunConfig`] through `run`'s own parser (so every value is checked as
+//! for `run`), and their results are ordinary [`RunRecord`]s fed to the
+//! same exporters (CSV, JSON, markdown, HDR logs) and table. A `load` row
+//! carries `--label` in the scheduler column (default `remote`: the load
+//! process cannot see the server's runtime).
+
+use std::io::Write as _;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{ensure, Context, Result};
+use clap::Parser;
+use wsbench_workloads::api::{RunOptions, RunOutput};
+use wsbench_workloads::remote::{Until, SERVABLE};
+
+use crate::cli::{Cli, LoadArgs, ServeArgs};
+use crate::config::{Cell, RunConfig};
+use crate::env::Environment;
+use crate::exit::negative;
+use crate::export::{self, Exporter};
+use crate::matrix::record_from;
+use crate::outcome::{CellOutcome, Results, RunHistograms, Settings};
+use crate::parse::parse_duration;
+use crate::pin::CorePlan;
+use crate::record::{RunRecord, Status};
+use crate::summary::CellSummary;
+use crate::table;
+
+/// Set by SIGINT / SIGTERM while `serve` runs.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Builds a [`RunConfig`] from `run`'s own parser; `args` are `run` options.
+fn config_of(args: &[String]) -> Result<RunConfig> {
+    let cli = Cli::try_parse_from(std::iter::once("wsbench".to_string()).chain(args.iter().cloned()))
+        .map_err(|e| anyhow::anyhow!("{}", e.to_string().trim_end()))?;
+    RunConfig::from_args(&cli.run)
+}
+
+fn push_opt(args: &mut Vec<String>, flag: &str, value: Option<String>) {
+    if let Some(v) = value {
+        args.push(flag.to_string());
+        args.push(v);
+    }
+}
+
+fn check_servable(workload: &str) -> Result<()> {
+    ensure!(
+        SERVABLE.contains(&workload),
+        "--workload `{workload}` has no separate server and client; allowed: {}",
+        SERVABLE.join(", ")
+    );
+    Ok(())
+}
+
+fn resolve(addr: &str, flag: &str) -> Result<SocketAddr> {
+    addr.to_socket_addrs()
+        .with_context(|| format!("bad {flag} `{addr}`; allowed: HOST:PORT or IP:PORT"))?
+        .next()
+        .with_context(|| format!("{flag} `{addr}` resolves to no address"))
+}
+
+fn no_cores() -> CorePlan {
+    CorePlan { worker_cores: Vec::new(), loadgen_cores: Vec::new(), oversubscribed: false, loadgen_shares_cores: false }
+}
+
+/// Feeds finished cells to the exporters, prints the table and notes.
+fn report(config: &RunConfig, outcomes: &[CellOutcome]) -> Result<Results> {
+    let mut exporters: Vec<Box<dyn Exporter>> = export::open_all(config)?;
+    let mut results = Results::new(Environment::capture(), Settings::of(config));
+    for outcome in outcomes {
+        results.cells.push(CellSummary::of(&outcome.key, &outcome.records));
+        results.records.extend(outcome.records.iter().cloned());
+        for e in exporters.iter_mut() {
+            e.cell(&results, outcome)?;
+        }
+    }
+    print!("{}", table::cells_table(&results).render_text());
+    if let Some(capacity) = table::capacity_table(&results) {
+        println!();
+        print!("{}", capacity.render_text());
+    }
+    for line in table::legend(&results).into_iter().chain(results.notes().into_iter().map(|n| format!("note: {n}"))) {
+        println!("{line}");
+    }
+    Ok(results)
+}
+
+/// `wsbench serve`.
+pub fn serve_main(a: &ServeArgs) -> Result<ExitCode> {
+    check_servable(&a.workload)?;
+    let listen = resolve(&a.listen, "--listen")?;
+    let mut args: Vec<String> =
+        ["--sched", &a.sched, "--workload", &a.workload, "--runs", "1"].map(String::from).to_vec();
+    push_opt(&mut args, "--workers", a.workers.clone());
+    push_opt(&mut args, "--csv", a.csv.as_ref().map(|p| p.display().to_string()));
+    push_opt(&mut args, "--json", a.json.as_ref().map(|p| p.display().to_string()));
+    for p in &a.params {
+        args.extend(["--param".to_string(), p.clone()]);
+    }
+    for k in &a.knobs {
+        args.extend(["--knob".to_string(), k.clone()]);
+    }
+    let limit = a.duration.as_deref().map(parse_duration).transpose().context("bad --duration")?;
+    let config = config_of(&args)?;
+    ensure!(
+        config.scheds.len() == 1 && config.workers.len() == 1 && config.knob_sets.len() == 1,
+        "serve runs one scheduler, one worker count and one value per knob"
+    );
+    let cell = config.plan()?.cells.into_iter().next().context("nothing to serve")?;
+    export::check_all(&config)?;
+    ctrlc::set_handler(|| STOP.store(true, Ordering::Relaxed)).context("installing the SIGINT/SIGTERM handler")?;
+    let mut on_bound = |addr: SocketAddr| {
+        println!("listening on {addr} ({} x{} {})", cell.key.scheduler, cell.key.workers, cell.key.workload);
+        // Flushed so that a script or test waiting for the line sees it.
+        let _ = std::io::stdout().flush();
+    };
+    // Relaxed: a flag polled in a loop; nothing is published through it.
+    let stop = || STOP.load(Ordering::Relaxed);
+    let until = Until { stop: &stop, limit, on_bound: &mut on_bound };
+    let out = wsbench_workloads::remote::serve(&cell.runtime, &cell.spec, listen, until)
+        .with_context(|| format!("serving {} on {listen}", cell.key))?;
+    let record = record_from(&cell.key, 0, &out, &no_cores(), false);
+    let outcome = CellOutcome { key: cell.key.clone(), records: vec![record], histograms: Vec::new() };
+    report(&config, &[outcome])?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `wsbench load`.
+pub fn load_main(a: &LoadArgs) -> Result<ExitCode> {
+    check_servable(&a.workload)?;
+    let target = resolve(&a.target, "--target")?;
+    let mut args: Vec<String> = ["--sched", "tokio", "--workload", &a.workload].map(String::from).to_vec();
+    args.extend(["--workers".into(), a.server_workers.to_string(), "--runs".into(), a.runs.to_string()]);
+    args.extend(["--duration".into(), a.duration.clone(), "--warmup".into(), a.warmup.clone()]);
+    args.extend(["--seed".into(), a.seed.to_string()]);
+    push_opt(&mut args, "--rate", a.rate.clone());
+    push_opt(&mut args, "--csv", a.csv.as_ref().map(|p| p.display().to_string()));
+    push_opt(&mut args, "--json", a.json.as_ref().map(|p| p.display().to_string()));
+    push_opt(&mut args, "--markdown", a.markdown.as_ref().map(|p| p.display().to_string()));
+    push_opt(&mut args, "--hdr-dir", a.hdr_dir.as_ref().map(|p| p.display().to_string()));
+    push_opt(&mut args, "--slo", a.slo.clone());
+    for p in &a.params {
+        args.extend(["--param".to_string(), p.clone()]);
+    }
+    let mut config = config_of(&args)?;
+    // The ratio columns compare rows with this label to themselves only.
+    config.baseline_sched = a.label.clone();
+    let plan = config.plan()?;
+    export::check_all(&config)?;
+    let mut outcomes = Vec::new();
+    for mut cell in plan.cells {
+        cell.key.scheduler = a.label.clone();
+        outcomes.push(load_cell(&cell, target, &config, a.quiet));
+    }
+    let results = report(&config, &outcomes)?;
+    for o in &outcomes {
+        for r in &o.records {
+            match r.status {
+                Status::Ok if r.schedule_slipped => {
+                    println!("{} run {}: did NOT keep its schedule; {}", o.key, r.run, r.notes)
+                }
+                Status::Ok => println!("{} run {}: kept its schedule", o.key, r.run),
+                Status::Failed => println!("{} run {}: failed: {}", o.key, r.run, r.error),
+            }
+        }
+    }
+    if results.cells.iter().all(|c| c.ok_runs == 0) {
+        return Err(negative("every run failed; see the error column".to_string()));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every run of one cell against `target`; a run that fails (refused,
+/// unreachable, not the protocol) is a failed row, and the next one runs.
+fn load_cell(cell: &Cell, target: SocketAddr, config: &RunConfig, quiet: bool) -> CellOutcome {
+    let mut outcome = CellOutcome { key: cell.key.clone(), records: Vec::new(), histograms: Vec::new() };
+    for run in 0..config.runs {
+        let options =
+            RunOptions { duration: config.duration, warmup: config.warmup, seed: config.seed.wrapping_add(run as u64) };
+        match wsbench_workloads::remote::load(target, &cell.runtime, &cell.spec, &options) {
+            Ok(out) => {
+                outcome.records.push(record_from(&cell.key, run, &out, &no_cores(), false));
+                let RunOutput { latency_ns, uncorrected_ns, elapsed, .. } = out;
+                outcome.histograms.push(RunHistograms { run, elapsed, latency_ns, uncorrected_ns });
+            }
+            Err(e) => {
+                if !quiet {
+                    eprintln!("run {run} of {} against {target} failed: {e:#}", cell.key);
+                }
+                outcome.records.push(RunRecord::failed(cell.key.clone(), run, format!("{e:#}")));
+            }
+        }
+    }
+    outcome
+}

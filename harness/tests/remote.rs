@@ -1,0 +1,174 @@
+//! `wsbench serve` and `wsbench load` over loopback: an independent client
+//! (curl, or Python's http.client) against `serve`, two `load` processes
+//! against one `serve` with the server's counters checked against theirs,
+//! and the faults (refused target, address in use, a peer speaking another
+//! protocol, a workload without a server).
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use common::{col, read_csv, scratch, wsbench_in};
+
+/// A `wsbench serve` child process and the address it bound.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(dir: &Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wsbench"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--workers", "2", "--duration", "120s"])
+            .args(extra)
+            .current_dir(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start wsbench serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+        let addr = line
+            .strip_prefix("listening on ")
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or_else(|| panic!("first line of serve: {line:?}"))
+            .to_string();
+        Server { child, addr }
+    }
+
+    /// SIGTERM, then the exit status and the rest of stdout.
+    fn stop(self) -> (Option<i32>, String) {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        let out = self.child.wait_with_output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+/// `abc…z` repeated to `n` bytes: the body the server promises.
+fn alphabet(n: usize) -> String {
+    (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect()
+}
+
+/// `GET /` with curl, or Python's http.client when curl is missing:
+/// (status, body).
+fn get(addr: &str) -> (String, String) {
+    let curl = Command::new("curl").args(["-s", "-w", "\n%{http_code}", &format!("http://{addr}/")]).output();
+    let text = match curl {
+        Ok(out) if out.status.success() => String::from_utf8(out.stdout).unwrap(),
+        _ => {
+            let (host, port) = addr.rsplit_once(':').unwrap();
+            let script = format!(
+                "import http.client\nc=http.client.HTTPConnection('{host}',{port},timeout=10)\nc.request('GET','/')\nr=c.getresponse()\nprint(r.read().decode())\nprint(r.status,end='')"
+            );
+            let out = Command::new("python3").args(["-c", &script]).output().expect("neither curl nor python3");
+            String::from_utf8(out.stdout).unwrap()
+        }
+    };
+    let (body, status) = text.rsplit_once('\n').unwrap_or_else(|| panic!("client output {text:?}"));
+    (status.to_string(), body.to_string())
+}
+
+#[test]
+fn an_independent_client_gets_200_and_the_body() {
+    let dir = scratch("serve-curl");
+    let server = Server::start(&dir, &["--workload", "http", "--param", "response-bytes=40", "--csv", "serve.csv"]);
+    let (status, body) = get(&server.addr);
+    assert_eq!(status, "200");
+    assert_eq!(body, alphabet(40));
+    let (code, stdout) = server.stop();
+    assert_eq!(code, Some(0), "{stdout}");
+    let (header, rows) = read_csv(&dir.join("serve.csv"));
+    assert_eq!(rows.len(), 1, "one row for the server's life");
+    let c = |name: &str| col(&header, &rows[0], name).to_string();
+    assert_eq!(
+        (c("ops"), c("failed"), c("workload"), c("scheduler")),
+        ("1".into(), "0".into(), "http".into(), "steal-half".into())
+    );
+    // No client latency on the server's row: blank, never 0.
+    assert_eq!(c("p99_us"), "");
+}
+
+/// Two load processes against one server, no warm-up: every request the
+/// server answered is one a load process sent in its measured window
+/// (hellos are not counted), so the counts must add up exactly.
+#[test]
+fn two_load_processes_against_one_server_add_up() {
+    let dir = scratch("serve-load");
+    let server = Server::start(&dir, &["--workload", "http", "--csv", "serve.csv"]);
+    let load = |seed: &str, csv: &str| {
+        let (dir, addr) = (dir.clone(), server.addr.clone());
+        let (seed, csv) = (seed.to_string(), csv.to_string());
+        std::thread::spawn(move || {
+            let args = [
+                "load",
+                "--target",
+                &addr,
+                "--workload",
+                "http",
+                "--rate",
+                "200",
+                "--duration",
+                "1s",
+                "--warmup",
+                "0s",
+                "--param",
+                "arrival=uniform",
+                "--param",
+                "connections=4",
+                "--seed",
+                &seed,
+                "--csv",
+                &csv,
+                "--quiet",
+            ];
+            wsbench_in(&dir, &args)
+        })
+    };
+    let (a, b) = (load("1", "a.csv"), load("2", "b.csv"));
+    let mut sent = 0;
+    for (run, csv) in [(a.join().unwrap(), "a.csv"), (b.join().unwrap(), "b.csv")] {
+        run.ok();
+        let (header, rows) = read_csv(&dir.join(csv));
+        let c = |name: &str| col(&header, &rows[0], name).to_string();
+        // Uniform 200/s from the window's start: exactly 200 arrivals in 1 s.
+        assert_eq!((c("sent"), c("ops"), c("failed")), ("200".into(), "200".into(), "0".into()), "{csv}");
+        assert_eq!(c("scheduler"), "remote");
+        // The run says whether it kept its schedule, consistently with the CSV.
+        let said = if c("schedule_slipped") == "true" { "did NOT keep its schedule" } else { "kept its schedule" };
+        assert!(run.stdout.contains(said), "{csv}: {} / {}", c("schedule_slipped"), run.stdout);
+        sent += c("sent").parse::<u64>().unwrap();
+    }
+    let (code, stdout) = server.stop();
+    assert_eq!(code, Some(0), "{stdout}");
+    let (header, rows) = read_csv(&dir.join("serve.csv"));
+    assert_eq!(col(&header, &rows[0], "ops"), sent.to_string(), "server answered what the loads sent");
+    assert_eq!(col(&header, &rows[0], "failed"), "0");
+    assert_ne!(col(&header, &rows[0], "service_p99_us"), "", "the server measured service time");
+}
+
+#[test]
+fn faults_are_clear_errors() {
+    let dir = scratch("remote-faults");
+    // Nothing listens on a port just released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let target = format!("127.0.0.1:{port}");
+    let args = ["load", "--target", &target, "--duration", "200ms", "--warmup", "0s", "--rate", "100", "--quiet"];
+    wsbench_in(&dir, &args).code(1).stdout_has(&["failed", "refused"]);
+    // An address in use.
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = busy.local_addr().unwrap().to_string();
+    wsbench_in(&dir, &["serve", "--listen", &addr, "--duration", "1s"]).code(2).stderr_has(&[&addr, "in use"]);
+    // A workload without a separate server, a bad address.
+    let bad = ["serve", "--listen", "127.0.0.1:0", "--workload", "rpc-fanout"];
+    wsbench_in(&dir, &bad).code(2).stderr_has(&["rpc-fanout", "tcp-rpc, mixed, http"]);
+    wsbench_in(&dir, &["load", "--target", "nowhere"]).code(2).stderr_has(&["nowhere", "HOST:PORT"]);
+    // A peer that does not speak HTTP: a tcp-rpc server.
+    let server = Server::start(&dir, &["--workload", "tcp-rpc"]);
+    let args = ["load", "--target", &server.addr, "--duration", "200ms", "--warmup", "0s", "--rate", "100", "--quiet"];
+    wsbench_in(&dir, &args).code(1).stdout_has(&["does not speak HTTP/1.1"]);
+    let (code, _) = server.stop();
+    assert_eq!(code, Some(0));
+}

@@ -1,0 +1,178 @@
+//! The two halves of a TCP workload apart, for load from other machines:
+//! [`serve`] runs only the server of `tcp-rpc`, `mixed` or `http` on the
+//! runtime under test; [`load`] runs only the client against a server
+//! elsewhere.
+//!
+//! The client and a remote server share no clock: the server records
+//! service time only (no queue wait), and the client records latency
+//! from each request's intended send time on its own clock, as in-process.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use crate::api::{RunOptions, RunOutput, RuntimeSpec, WorkloadSpec};
+use crate::client::proto::{Http1, TcpRpcWire};
+use crate::client::{client_report, run_clients};
+use crate::cpu::CpuMeter;
+use crate::http::{host, serve_accept_loop, HttpService, ServerSide};
+use crate::plan::{plan, Plan, Work};
+use crate::record::Collector;
+use crate::rt::ours::Ours;
+use crate::rt::smol_rt::Smol;
+use crate::rt::tokio_rt::{TokioCurrent, TokioMulti};
+use crate::rt::{counters_delta, no_counters, Rt, Spawner};
+use crate::runner::{which, Which};
+use crate::tcp::{accept_loop, start_server};
+use crate::Error;
+
+/// How often `serve` checks whether it should stop.
+const STOP_POLL: Duration = Duration::from_millis(20);
+/// How long shutdown waits for a task that is blocking a worker.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+/// The workloads that have a separate server and client.
+pub const SERVABLE: &[&str] = &["tcp-rpc", "mixed", "http"];
+
+fn not_servable(name: &str) -> Error {
+    Error::NotServable { name: name.to_string(), allowed: SERVABLE.join(", ") }
+}
+
+fn servable(plan: &Plan, name: &str) -> Result<(), Error> {
+    match plan.work {
+        Work::Tcp(..) | Work::Http(..) => Ok(()),
+        _ => Err(not_servable(name)),
+    }
+}
+
+/// When [`serve`] stops, and whom it tells the bound address.
+pub struct Until<'a> {
+    /// Polled every 20 ms; `true` stops the server (SIGINT/SIGTERM).
+    pub stop: &'a dyn Fn() -> bool,
+    /// Stop after this long (`--duration`); `None` = only `stop`.
+    pub limit: Option<Duration>,
+    /// Called once with the bound address before serving starts.
+    pub on_bound: &'a mut dyn FnMut(SocketAddr),
+}
+
+/// Runs the server of `w` on a fresh runtime listening on `listen` until
+/// `until` says stop. The output covers the server's life from bound to
+/// stopped: `ops`/`failed` = requests answered well / with a failure,
+/// `service_ns` = handler start → answer of measured requests, counters
+/// and CPU of the runtime; no client latency (`latency_ns` empty).
+pub fn serve(rt: &RuntimeSpec, w: &WorkloadSpec, listen: SocketAddr, until: Until<'_>) -> Result<RunOutput, Error> {
+    let which = which(rt)?;
+    let plan = plan(rt, w)?;
+    servable(&plan, &w.name)?;
+    crate::spin::iters_per_ns();
+    // Before the runtime exists: every thread alive now is not its own.
+    let meter = CpuMeter::new();
+    match which {
+        Which::Ours(kind) => serve_on(Ours::build(kind, rt)?, &plan, listen, until, &meter),
+        Which::Tokio => serve_on(TokioMulti::build(rt)?, &plan, listen, until, &meter),
+        Which::TokioCurrent => serve_on(TokioCurrent::build(rt)?, &plan, listen, until, &meter),
+        Which::Smol => serve_on(Smol::build(rt)?, &plan, listen, until, &meter),
+        Which::Registered(_) => Err(Error::NotServable {
+            name: format!("{} on the registered reference `{}`", w.name, rt.sched),
+            allowed: "the built-in schedulers, tokio, tokio-current, smol".to_string(),
+        }),
+    }
+}
+
+fn serve_on<R: Rt>(
+    runtime: R,
+    plan: &Plan,
+    listen: SocketAddr,
+    until: Until<'_>,
+    meter: &CpuMeter,
+) -> Result<RunOutput, Error> {
+    let sp = runtime.spawner();
+    let collector = Collector::new();
+    let bound = match plan.work {
+        Work::Tcp(h, ..) => {
+            let serve = |l| accept_loop(sp.clone(), l, h, None, Arc::clone(&collector));
+            start_server(&runtime, "tcp-rpc", listen, serve)
+        }
+        Work::Http(cfg, ..) => {
+            let side = Arc::new(ServerSide { base: None, collector: Arc::clone(&collector) });
+            let svc = HttpService::new(sp.clone(), cfg, side);
+            start_server(&runtime, "http", listen, |l| serve_accept_loop(sp.clone(), l, svc.clone()))
+        }
+        _ => unreachable!("checked by servable()"),
+    };
+    let addr = match bound {
+        Ok(a) => a,
+        Err(e) => {
+            runtime.shutdown(SHUTDOWN_GRACE);
+            return Err(e);
+        }
+    };
+    let counters_start = sp.window_start();
+    meter.start();
+    let start = Instant::now();
+    (until.on_bound)(addr);
+    while !(until.stop)() && until.limit.is_none_or(|l| start.elapsed() < l) {
+        thread::sleep(STOP_POLL);
+    }
+    let elapsed = start.elapsed();
+    let cpu = meter.finish();
+    let counters = counters_delta(&counters_start, &sp.counters());
+    runtime.shutdown(SHUTDOWN_GRACE);
+    let h = collector.merged();
+    Ok(RunOutput {
+        ops: h.completed,
+        failed: Some(h.failed),
+        sent: Some(h.completed + h.failed),
+        elapsed,
+        offered_per_s: None,
+        latency_ns: Histogram::new(3).expect("3 significant digits is valid"),
+        uncorrected_ns: None,
+        queue_wait_ns: None,
+        service_ns: Some(h.service),
+        counters,
+        schedule_slipped: false,
+        notes: vec![format!("server side only (wsbench serve on {addr}): latency is measured by the load processes")],
+        params: plan.params.clone(),
+        extras: Vec::new(),
+        cpu,
+    })
+}
+
+/// Runs the client of `w` against a server at `target` (`wsbench serve`
+/// or anything speaking the protocol). `rt.workers` only sizes the default
+/// rate (per worker of the server). Fails when no connection can be made.
+pub fn load(target: SocketAddr, rt: &RuntimeSpec, w: &WorkloadSpec, opts: &RunOptions) -> Result<RunOutput, Error> {
+    let plan = plan(rt, w)?;
+    servable(&plan, &w.name)?;
+    let (load, shape) = match plan.work {
+        Work::Tcp(_, load, shape) | Work::Http(_, load, shape) => (load, shape),
+        _ => unreachable!("checked by servable()"),
+    };
+    if !load.stall.is_zero() {
+        return Err(Error::BadParam {
+            workload: w.name.clone(),
+            name: "stall-ms".into(),
+            value: load.stall.as_millis().to_string(),
+            allowed: "0 with `load` (a stall is injected into the runtime under test, which is elsewhere)".into(),
+        });
+    }
+    let spec = load.spec(rt, opts);
+    let cs = shape.spec(target, &spec);
+    let base = Instant::now();
+    // No runtime under test in this process: nothing to meter.
+    let meter = CpuMeter::new();
+    let run = match plan.work {
+        Work::Http(cfg, ..) => {
+            run_clients(&cs, &Http1::new(cfg.body_bytes, host(target)), base, &|| {}, || (), &meter)?
+        }
+        _ => run_clients(&cs, &TcpRpcWire, base, &|| {}, || (), &meter)?,
+    };
+    // No server side here: queue wait and service time stay blank.
+    let mut out = client_report(run, &Collector::new(), &cs, no_counters()).into_output(&spec, plan.params);
+    out.queue_wait_ns = None;
+    out.service_ns = None;
+    out.cpu = None;
+    Ok(out)
+}
