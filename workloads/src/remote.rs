@@ -70,7 +70,8 @@ pub fn serve(rt: &RuntimeSpec, w: &WorkloadSpec, listen: SocketAddr, until: Unti
     // Before the runtime exists: every thread alive now is not its own.
     let meter = CpuMeter::new();
     match which {
-        Which::Ours(kind) => serve_on(Ours::build(kind, rt)?, &plan, listen, until, &meter),
+        // A driver thread: the server runs while nobody is in `block_on`.
+        Which::Ours(kind) => serve_on(Ours::build_with(kind, rt, false)?, &plan, listen, until, &meter),
         Which::Tokio => serve_on(TokioMulti::build(rt)?, &plan, listen, until, &meter),
         Which::TokioCurrent => serve_on(TokioCurrent::build(rt)?, &plan, listen, until, &meter),
         Which::Smol => serve_on(Smol::build(rt)?, &plan, listen, until, &meter),
