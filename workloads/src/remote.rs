@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use crate::api::{RunOptions, RunOutput, RuntimeSpec, WorkloadSpec};
-use crate::client::proto::{Http1, TcpRpcWire};
+use crate::client::proto::Http1;
 use crate::client::{client_report, run_clients};
 use crate::cpu::CpuMeter;
 use crate::http::{host, serve_accept_loop, HttpService, ServerSide};
@@ -26,6 +26,7 @@ use crate::rt::smol_rt::Smol;
 use crate::rt::tokio_rt::{TokioCurrent, TokioMulti};
 use crate::rt::{counters_delta, no_counters, Rt, Spawner};
 use crate::runner::{which, Which};
+use crate::tcp::TcpRpcWire;
 use crate::tcp::{accept_loop, start_server};
 use crate::Error;
 

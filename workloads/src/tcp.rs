@@ -25,7 +25,7 @@ use futures_lite::FutureExt;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
-use crate::client::proto::{Parsed, TcpRpcWire};
+use crate::client::proto::{Parsed, Protocol};
 use crate::client::{client_report, run_clients, ClientShape};
 use crate::cpu::CpuMeter;
 use crate::dist::Dist;
@@ -92,6 +92,23 @@ pub(crate) fn parse_response(buf: &[u8], id: u64) -> Parsed {
     match resp[8] {
         STATUS_OK | STATUS_FAILED => Parsed::Response { len: RESPONSE_LEN, ok: resp[8] == STATUS_OK, close: false },
         other => Parsed::Invalid(format!("status byte {other} (expected {STATUS_OK} or {STATUS_FAILED})")),
+    }
+}
+
+/// `tcp-rpc` / `mixed`: this module's binary format, for the mio client.
+pub(crate) struct TcpRpcWire;
+
+impl Protocol for TcpRpcWire {
+    fn name(&self) -> &'static str {
+        "tcp-rpc"
+    }
+
+    fn encode(&self, r: &Request, base: Instant, hello: bool, out: &mut Vec<u8>) {
+        out.extend_from_slice(&encode_request(r, base, hello));
+    }
+
+    fn parse(&self, buf: &[u8], id: u64) -> Parsed {
+        parse_response(buf, id)
     }
 }
 

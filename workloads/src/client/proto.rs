@@ -117,23 +117,6 @@ impl Protocol for Http1 {
     }
 }
 
-/// `tcp-rpc` / `mixed`: the binary format of [`crate::tcp`].
-pub(crate) struct TcpRpcWire;
-
-impl Protocol for TcpRpcWire {
-    fn name(&self) -> &'static str {
-        "tcp-rpc"
-    }
-
-    fn encode(&self, r: &Request, base: Instant, hello: bool, out: &mut Vec<u8>) {
-        out.extend_from_slice(&crate::tcp::encode_request(r, base, hello));
-    }
-
-    fn parse(&self, buf: &[u8], id: u64) -> Parsed {
-        crate::tcp::parse_response(buf, id)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
