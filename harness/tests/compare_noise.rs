@@ -75,7 +75,7 @@ fn a_20_percent_drop_planted_in_one_cell_is_reported() {
     // the drop is reported wherever the cell's runs, once shifted, no
     // longer overlap the originals (the rank test can separate them), and
     // no other comparison moves.
-    let base = committed("amd-epyc-2cpu-tiny.csv");
+    let base = committed("readme/amd-epyc-2cpu-tiny-schema1.csv");
     let mut cells: Vec<CellKey> = base.records.iter().map(|r| r.key.clone()).collect();
     cells.sort();
     cells.dedup();
