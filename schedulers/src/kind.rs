@@ -217,6 +217,16 @@ fn registry() -> &'static RwLock<Vec<&'static CustomEntry>> {
     &REGISTRY
 }
 
+/// Whether `name` may be a `--sched` name: lower-case kebab-case
+/// (`[a-z0-9-]+`) starting with a letter, and not `all` (which the CLI
+/// reads as "every scheduler"). Shared by [`register`] and the workloads
+/// crate's `register_reference`.
+pub fn is_valid_sched_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && name != "all"
+}
+
 /// Why [`register`] refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegisterError {
@@ -241,10 +251,7 @@ pub enum RegisterError {
 /// policies.
 pub fn register<P: Policy>(info: SchedulerInfo) -> Result<SchedulerKind, RegisterError> {
     let name = info.name;
-    let good = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && name != "all";
-    if !good {
+    if !is_valid_sched_name(name) {
         return Err(RegisterError::BadName(name));
     }
     for knob in info.knobs {

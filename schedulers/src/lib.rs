@@ -37,7 +37,8 @@ mod steal_one;
 mod thread_per_core;
 
 pub use kind::{
-    register, CustomKind, RegisterError, SchedulerInfo, SchedulerKind, UnknownScheduler, WorkerRule, MAX_WORKERS,
+    is_valid_sched_name, register, CustomKind, RegisterError, SchedulerInfo, SchedulerKind, UnknownScheduler,
+    WorkerRule, MAX_WORKERS,
 };
 pub use runtime::{spawn, BuildError, Builder, Handle, Runtime};
 pub use task::{JoinError, JoinHandle};

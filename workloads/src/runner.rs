@@ -303,10 +303,7 @@ where
     R: Rt,
     B: Fn(&RuntimeSpec) -> Result<R, Error> + Send + Sync + 'static,
 {
-    let good = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && name != "all";
-    if !good {
+    if !wsbench_schedulers::is_valid_sched_name(name) {
         return Err(RegisterReferenceError::BadName(name));
     }
     let mut reg = registry().write().unwrap_or_else(|e| e.into_inner());
