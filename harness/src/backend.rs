@@ -4,7 +4,7 @@
 use std::sync::Mutex;
 
 use anyhow::Result;
-use wsbench_workloads::api::{RunOptions, RunOutput, RuntimeSpec, SchedInfo, WorkloadInfo, WorkloadSpec};
+use wsbench_workloads::api::{RunOptions, RunOutput, RuntimeSpec, Sched, SchedInfo, WorkloadInfo, WorkloadSpec};
 
 /// Every `--sched` name: ours (built-in and registered) and the
 /// references. The list only changes when a policy is registered (at the
@@ -28,6 +28,11 @@ pub fn workloads() -> &'static [WorkloadInfo] {
 /// Looks a scheduler up by name.
 pub fn scheduler(name: &str) -> Option<&'static SchedInfo> {
     schedulers().iter().find(|s| s.name == name)
+}
+
+/// Resolves a `--sched` name (the one place the harness does).
+pub fn sched(name: &str) -> Result<Sched, wsbench_workloads::Error> {
+    Sched::parse(name)
 }
 
 /// Looks a workload up by name.

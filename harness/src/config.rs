@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, ensure, Context, Result};
-use wsbench_schedulers::knobs::Knobs;
-use wsbench_schedulers::SchedulerKind;
-use wsbench_workloads::api::{RuntimeSpec, SchedInfo, WorkloadInfo, WorkloadSpec};
+use wsbench_schedulers::knobs::{KnobSet, Knobs};
+use wsbench_schedulers::WorkerRule;
+use wsbench_workloads::api::{RuntimeSpec, Sched, WorkloadInfo, WorkloadSpec};
 
 use crate::backend;
 use crate::cli::RunArgs;
@@ -51,8 +51,8 @@ pub fn capped_default_rate(workload: &WorkloadInfo, workers: usize) -> Option<f6
 /// The validated options of one `wsbench run`.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
-    /// Schedulers, in the order given.
-    pub scheds: Vec<&'static SchedInfo>,
+    /// Schedulers, in the order given, resolved once.
+    pub scheds: Vec<Sched>,
     /// Worker counts, in the order given.
     pub workers: Vec<usize>,
     /// Workloads, in the order given.
@@ -63,7 +63,7 @@ pub struct RunConfig {
     pub params: Vec<(String, String)>,
     /// Knob settings to sweep (the cartesian product of every `--knob`);
     /// one empty set when no knob is given.
-    pub knob_sets: Vec<Vec<(String, String)>>,
+    pub knob_sets: Vec<KnobSet>,
     /// Measured time per run.
     pub duration: Duration,
     /// Discarded warm-up per run.
@@ -100,7 +100,7 @@ pub struct RunConfig {
 #[derive(Debug, Clone)]
 pub struct Cell {
     /// Scheduler.
-    pub sched: &'static SchedInfo,
+    pub sched: Sched,
     /// Workload.
     pub workload: &'static WorkloadInfo,
     /// What the workloads crate needs to build the runtime.
@@ -125,20 +125,23 @@ fn names<T>(items: &[T], name: impl Fn(&T) -> &str) -> String {
     items.iter().map(name).collect::<Vec<_>>().join(", ")
 }
 
-fn parse_scheds(text: &str) -> Result<Vec<&'static SchedInfo>> {
-    if text.trim() == "all" {
-        return Ok(backend::schedulers().iter().collect());
-    }
-    let mut out: Vec<&'static SchedInfo> = Vec::new();
-    for name in text.split(',').map(str::trim) {
-        let info = backend::scheduler(name).with_context(|| {
-            format!(
-                "unknown scheduler `{name}` in --sched; allowed: {}, or all",
-                names(backend::schedulers(), |s| s.name)
-            )
+/// Resolves `--sched` (a list, or `all`) once into typed schedulers.
+fn parse_scheds(text: &str) -> Result<Vec<Sched>> {
+    let names: Vec<&str> = if text.trim() == "all" {
+        backend::schedulers().iter().map(|s| s.name).collect()
+    } else {
+        text.split(',').map(str::trim).collect()
+    };
+    let mut out: Vec<Sched> = Vec::new();
+    for name in names {
+        let sched = backend::sched(name).map_err(|e| match e {
+            wsbench_workloads::Error::UnknownScheduler { allowed, .. } => {
+                anyhow::anyhow!("unknown scheduler `{name}` in --sched; allowed: {allowed}, or all")
+            }
+            other => anyhow::Error::from(other).context(format!("bad --sched `{name}`")),
         })?;
-        if !out.iter().any(|s| s.name == info.name) {
-            out.push(info);
+        if !out.contains(&sched) {
+            out.push(sched);
         }
     }
     Ok(out)
@@ -210,10 +213,11 @@ fn parse_params(args: &[String], workloads: &[&WorkloadInfo]) -> Result<Vec<(Str
     Ok(out)
 }
 
-/// Parses every `--knob name=v1,v2` and checks name, values and that each
-/// knob applies to every selected scheduler.
-fn parse_knobs(args: &[String], scheds: &[&SchedInfo]) -> Result<Vec<Vec<(String, String)>>> {
-    let mut sets: Vec<Vec<(String, String)>> = vec![Vec::new()];
+/// Parses every `--knob name=v1,v2` once into typed knob sets (one per
+/// combination of values) and checks that each knob applies to every
+/// selected scheduler.
+fn parse_knobs(args: &[String], scheds: &[Sched]) -> Result<Vec<KnobSet>> {
+    let mut sets: Vec<KnobSet> = vec![KnobSet::new()];
     let mut seen = Vec::new();
     for text in args {
         let (name, values) = parse_pair(text, "--knob")?;
@@ -221,39 +225,35 @@ fn parse_knobs(args: &[String], scheds: &[&SchedInfo]) -> Result<Vec<Vec<(String
         seen.push(name.clone());
         let values: Vec<&str> = values.split(',').map(str::trim).collect();
         for (i, value) in values.iter().enumerate() {
-            Knobs::default().set(&name, value).with_context(|| format!("bad --knob `{text}`"))?;
             ensure!(
                 !values[..i].contains(value),
                 "--knob `{text}` lists `{value}` twice; each value is one cell, so give each value once"
             );
         }
-        for sched in scheds {
-            check_knob_applies(&name, sched)?;
-        }
         let mut next = Vec::with_capacity(sets.len() * values.len());
         for set in &sets {
             for value in &values {
                 let mut s = set.clone();
-                s.push((name.clone(), value.to_string()));
+                s.push(&name, value).with_context(|| format!("bad --knob `{text}`"))?;
                 next.push(s);
             }
+        }
+        for &sched in scheds {
+            check_knob_applies(&name, sched)?;
         }
         sets = next;
     }
     Ok(sets)
 }
 
-fn check_knob_applies(name: &str, sched: &SchedInfo) -> Result<()> {
-    if sched.is_reference {
+fn check_knob_applies(name: &str, sched: Sched) -> Result<()> {
+    let Some(kind) = sched.kind() else {
         bail!(
-            "knob `{name}` cannot be set on reference scheduler `{}` (references take no knobs); \
-             choose ours with --sched, e.g. --sched steal-half",
-            sched.name
+            "knob `{name}` cannot be set on reference scheduler `{sched}` (references take no knobs); \
+             choose ours with --sched, e.g. --sched steal-half"
         );
-    }
-    let kind: SchedulerKind = sched.name.parse()?;
-    Knobs::check_applies(name, kind)
-        .with_context(|| format!("drop `{}` from --sched or drop --knob {name}", sched.name))?;
+    };
+    Knobs::check_applies(name, kind).with_context(|| format!("drop `{sched}` from --sched or drop --knob {name}"))?;
     Ok(())
 }
 
@@ -357,15 +357,12 @@ impl RunConfig {
             for rate in rates {
                 for &workers in &self.workers {
                     for knobs in &self.knob_sets {
-                        for sched in &self.scheds {
-                            if sched.single_worker_only && workers > 1 {
-                                skipped.push(format!(
-                                    "skipped {} with {workers} workers: it runs exactly 1 worker",
-                                    sched.name
-                                ));
+                        for &sched in &self.scheds {
+                            if sched.worker_rule() == WorkerRule::ExactlyOne && workers > 1 {
+                                skipped.push(format!("skipped {sched} with {workers} workers: it runs exactly 1 worker"));
                                 continue;
                             }
-                            cells.push(self.cell(sched, workload, workers, knobs, &params, rate));
+                            cells.push(self.cell(sched, workload, workers, knobs, &params, rate)?);
                         }
                     }
                 }
@@ -384,33 +381,28 @@ impl RunConfig {
 
     fn cell(
         &self,
-        sched: &'static SchedInfo,
+        sched: Sched,
         workload: &'static WorkloadInfo,
         workers: usize,
-        knobs: &[(String, String)],
+        knobs: &KnobSet,
         params: &[(String, String)],
         rate: Option<u64>,
-    ) -> Cell {
-        let runtime = RuntimeSpec {
-            sched: sched.name.to_string(),
-            workers,
-            knobs: knobs.to_vec(),
-            worker_cores: Vec::new(),
-            loadgen_cores: Vec::new(),
-        };
+    ) -> Result<Cell> {
+        let runtime = RuntimeSpec::new(sched, workers, knobs.clone())
+            .with_context(|| format!("{sched} with {workers} workers and knobs `{knobs}`"))?;
         let spec = WorkloadSpec {
             name: workload.name.to_string(),
             params: params.to_vec(),
             rate_per_s: rate.map(|r| r as f64).or_else(|| capped_default_rate(workload, workers)),
         };
         let key = CellKey {
-            scheduler: sched.name.to_string(),
+            scheduler: sched.name().to_string(),
             workers,
             workload: workload.name.to_string(),
-            knobs: join_pairs(knobs),
+            knobs: join_pairs(&knobs.pairs().map(|(n, v)| (n.to_string(), v.to_string())).collect::<Vec<_>>()),
             params: join_pairs(params),
             rate_per_s: rate,
         };
-        Cell { sched, workload, runtime, spec, key }
+        Ok(Cell { sched, workload, runtime, spec, key })
     }
 }

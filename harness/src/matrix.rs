@@ -209,14 +209,14 @@ fn note_core_plan(
     if core_plan.oversubscribed && results.oversubscribed_workers.is_empty() {
         progress.note(&format!(
             "note: {} workers exceed the {} allowed cores; such cells are oversubscribed",
-            cell.runtime.workers,
+            cell.runtime.workers(),
             cores.len()
         ));
     }
     if core_plan.oversubscribed {
-        results.oversubscribed_workers.insert(cell.runtime.workers);
+        results.oversubscribed_workers.insert(cell.runtime.workers());
         if cell.key.rate_per_s.is_none()
-            && crate::config::capped_default_rate(cell.workload, cell.runtime.workers).is_some()
+            && crate::config::capped_default_rate(cell.workload, cell.runtime.workers()).is_some()
         {
             results.add_note(format!(
                 "open-loop default rates are capped at {} cores' worth when workers exceed cores; pass --rate to choose",
@@ -249,7 +249,7 @@ pub fn run_matrix(
         let end = if config.interleave { group_end(&plan.cells, start) } else { start + 1 };
         let mut group: Vec<CellRun<'_>> = Vec::new();
         for cell in &plan.cells[start..end] {
-            let core_plan = pin::plan(&cores, cell.runtime.workers, cell.workload.open_loop, config.pin);
+            let core_plan = pin::plan(&cores, cell.runtime.workers(), cell.workload.open_loop, config.pin);
             note_core_plan(cell, &core_plan, &cores, config, results, &progress);
             group.push(CellRun::new(cell, core_plan));
         }

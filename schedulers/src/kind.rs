@@ -227,6 +227,11 @@ pub fn is_valid_sched_name(name: &str) -> bool {
         && name != "all"
 }
 
+/// The `--sched` names of the reference runtimes the workloads crate
+/// builds in (tokio's two runtimes and smol): [`register`] refuses them, so
+/// a policy can never hide a reference row or be hidden by it.
+pub const REFERENCE_NAMES: &[&str] = &["tokio", "tokio-current", "smol"];
+
 /// Why [`register`] refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegisterError {
@@ -258,7 +263,9 @@ pub fn register<P: Policy>(info: SchedulerInfo) -> Result<SchedulerKind, Registe
         crate::knobs::knob_info(knob)?;
     }
     let mut reg = registry().write().unwrap();
-    let taken = SchedulerKind::ALL.iter().any(|k| k.name() == name) || reg.iter().any(|e| e.info.name == name);
+    let taken = SchedulerKind::ALL.iter().any(|k| k.name() == name)
+        || REFERENCE_NAMES.contains(&name)
+        || reg.iter().any(|e| e.info.name == name);
     if taken {
         return Err(RegisterError::Taken(name));
     }
@@ -300,6 +307,9 @@ mod tests {
         let info = |name| SchedulerInfo { name, about: "x", workers: WorkerRule::Any, knobs: &[] };
         let e = register::<crate::global::Global>(info("steal-half")).unwrap_err();
         assert_eq!(e, RegisterError::Taken("steal-half"));
+        for reference in ["tokio", "tokio-current", "smol"] {
+            assert_eq!(register::<crate::global::Global>(info(reference)).unwrap_err(), RegisterError::Taken(reference));
+        }
         assert_eq!(
             register::<crate::global::Global>(info("Bad_Name")).unwrap_err(),
             RegisterError::BadName("Bad_Name")

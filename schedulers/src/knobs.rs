@@ -272,6 +272,12 @@ pub enum KnobError {
         /// What is allowed.
         allowed: &'static str,
     },
+    /// The same knob set twice in one runtime.
+    #[error("knob `{name}` is set twice; give it once")]
+    Twice {
+        /// Knob name.
+        name: String,
+    },
     /// The knob has no meaning for the chosen policy.
     #[error("knob `{name}` does not apply to scheduler `{kind}`; it applies to: {applies}")]
     NotApplicable {
@@ -406,6 +412,75 @@ impl Knobs {
     }
 }
 
+/// Knob settings parsed once: the knobs that were set, in the order given,
+/// with their values as written, and the typed [`Knobs`] they make. What
+/// the harness builds from `--knob` and carries to [`crate::Builder::knobs`];
+/// nothing downstream parses the text again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KnobSet {
+    set: Vec<(&'static str, String)>,
+    values: Knobs,
+}
+
+impl KnobSet {
+    /// No knob set: every default.
+    pub fn new() -> KnobSet {
+        KnobSet::default()
+    }
+
+    /// Parses `name=value` pairs (name and value checked; applicability
+    /// is [`KnobSet::check_applies`]). A knob given twice is refused: the
+    /// later value would silently win.
+    pub fn parse<N: AsRef<str>, V: AsRef<str>>(pairs: &[(N, V)]) -> Result<KnobSet, KnobError> {
+        let mut out = KnobSet::new();
+        for (name, value) in pairs {
+            out.push(name.as_ref(), value.as_ref())?;
+        }
+        Ok(out)
+    }
+
+    /// Adds one knob.
+    pub fn push(&mut self, name: &str, value: &str) -> Result<(), KnobError> {
+        let info = knob_info(name)?;
+        if self.set.iter().any(|(n, _)| *n == info.name) {
+            return Err(KnobError::Twice { name: info.name.to_string() });
+        }
+        self.values.set(info.name, value)?;
+        self.set.push((info.name, value.to_string()));
+        Ok(())
+    }
+
+    /// Errors naming the first knob that has no meaning for `kind`.
+    pub fn check_applies(&self, kind: SchedulerKind) -> Result<(), KnobError> {
+        self.set.iter().try_for_each(|(name, _)| Knobs::check_applies(name, kind))
+    }
+
+    /// The typed values (defaults where nothing was set).
+    pub fn values(&self) -> &Knobs {
+        &self.values
+    }
+
+    /// The knobs that were set, `(name, value as written)`, in order.
+    pub fn pairs(&self) -> impl Iterator<Item = (&'static str, &str)> + '_ {
+        self.set.iter().map(|(n, v)| (*n, v.as_str()))
+    }
+
+    /// Whether no knob was set.
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+}
+
+/// `name=value name=value` in the order set; empty when nothing was set.
+impl fmt::Display for KnobSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (name, value)) in self.pairs().enumerate() {
+            write!(f, "{}{name}={value}", if i == 0 { "" } else { " " })?;
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for GlobalInterval {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -449,5 +524,23 @@ mod tests {
         assert!(e.to_string().contains("`0`") && e.to_string().contains("share|integer"), "{e}");
         let e = knobs.set("task-align", "32").unwrap_err();
         assert!(e.to_string().contains("`32`") && e.to_string().contains("none|64|128"), "{e}");
+    }
+
+    #[test]
+    fn a_knob_set_parses_once_keeps_its_order_and_checks_applicability() {
+        let set = KnobSet::parse(&[("steal", "one"), ("lifo", "off")]).unwrap();
+        assert_eq!(set.pairs().collect::<Vec<_>>(), [("steal", "one"), ("lifo", "off")]);
+        assert_eq!((set.values().steal, set.values().lifo), (StealAmount::Count(1), false));
+        assert_eq!(set.to_string(), "steal=one lifo=off");
+        assert!(set.check_applies(SchedulerKind::StealHalf).is_ok());
+        let e = set.check_applies(SchedulerKind::Global).unwrap_err();
+        assert!(matches!(e, KnobError::NotApplicable { ref name, .. } if name == "steal"), "{e}");
+        assert_eq!(
+            KnobSet::parse(&[("lifo", "off"), ("lifo", "on")]).unwrap_err(),
+            KnobError::Twice { name: "lifo".into() }
+        );
+        assert!(matches!(KnobSet::parse(&[("lifo", "maybe")]), Err(KnobError::BadValue { .. })));
+        assert!(matches!(KnobSet::parse(&[("lifoo", "on")]), Err(KnobError::Unknown { .. })));
+        assert!(KnobSet::new().is_empty() && KnobSet::new().values() == &Knobs::default());
     }
 }

@@ -38,7 +38,7 @@ mod thread_per_core;
 
 pub use kind::{
     is_valid_sched_name, register, CustomKind, RegisterError, SchedulerInfo, SchedulerKind, UnknownScheduler,
-    WorkerRule, MAX_WORKERS,
+    WorkerRule, MAX_WORKERS, REFERENCE_NAMES,
 };
 pub use runtime::{spawn, BuildError, Builder, Handle, Runtime};
 pub use task::{JoinError, JoinHandle};

@@ -46,7 +46,10 @@ fn main() {
     let workers: usize = args.get(1).map_or(2, |a| a.parse().expect("WORKERS"));
     let threads = args.get(2).cloned().unwrap_or_else(|| "1".into());
     let ms: u64 = args.get(3).map_or(1_000, |a| a.parse().expect("DURATION_MS"));
-    let rt = RuntimeSpec { sched, workers, knobs: Vec::new(), worker_cores: Vec::new(), loadgen_cores: Vec::new() };
+    let rt = RuntimeSpec::parse(&sched, workers).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    });
     let opts = RunOptions { duration: Duration::from_millis(ms), warmup: Duration::from_millis(ms / 5), seed: 7 };
     let (mut good, mut bad) = (0.0, START_RATE);
     while kept_schedule(&rt, &threads, bad, &opts) {
@@ -66,6 +69,6 @@ fn main() {
     }
     println!(
         "ceiling on {} x{} with {threads} generator thread(s): {good:.0}/s kept, {bad:.0}/s slipped",
-        rt.sched, rt.workers
+        rt.sched(), rt.workers()
     );
 }

@@ -12,13 +12,10 @@ fn main() {
         eprintln!("usage: one SCHED WORKERS WORKLOAD DURATION_MS [RATE|-] [k=v ...]");
         std::process::exit(2);
     }
-    let rt = RuntimeSpec {
-        sched: args[0].clone(),
-        workers: args[1].parse().expect("WORKERS"),
-        knobs: Vec::new(),
-        worker_cores: Vec::new(),
-        loadgen_cores: Vec::new(),
-    };
+    let rt = RuntimeSpec::parse(&args[0], args[1].parse().expect("WORKERS")).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    });
     let rate = args.get(4).filter(|r| *r != "-").map(|r| r.parse().expect("RATE"));
     let params = args
         .iter()
@@ -46,8 +43,8 @@ fn print_output(rt: &RuntimeSpec, w: &WorkloadSpec, out: &RunOutput) {
     println!(
         "{} {} x{}: ops {} failed {:?} sent {:?} elapsed {:.3}s thr {:.0}/s offered {:?} p50 {:.1}us p99 {:.1}us p999 {:.1}us max {:.1}us slipped {}",
         w.name,
-        rt.sched,
-        rt.workers,
+        rt.sched(),
+        rt.workers(),
         out.ops,
         out.failed,
         out.sent,

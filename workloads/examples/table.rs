@@ -29,12 +29,12 @@ fn main() {
             continue;
         }
         for sched in &scheds {
-            let rt = RuntimeSpec {
-                sched: sched.clone(),
-                workers,
-                knobs: Vec::new(),
-                worker_cores: Vec::new(),
-                loadgen_cores: Vec::new(),
+            let rt = match RuntimeSpec::parse(sched, workers) {
+                Ok(rt) => rt,
+                Err(e) => {
+                    println!("| {} | {sched} | error: {e} | | | | | | |", w.name);
+                    continue;
+                }
             };
             let spec = WorkloadSpec { name: w.name.into(), params: Vec::new(), rate_per_s: None };
             match wsbench_workloads::run(&rt, &spec, &opts) {

@@ -6,6 +6,10 @@
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
+use wsbench_schedulers::knobs::KnobSet;
+
+pub use crate::sched::Sched;
+use crate::Error;
 
 /// One `--sched` name: ours or a reference runtime.
 #[derive(Debug, Clone, Copy)]
@@ -50,19 +54,66 @@ pub struct WorkloadInfo {
     pub default_rate_per_worker: Option<f64>,
 }
 
-/// The runtime under test.
+/// The runtime under test: scheduler, worker count and knobs, parsed and
+/// checked against each other once ([`RuntimeSpec::new`]); later layers
+/// read the typed values and never parse a name again.
 #[derive(Debug, Clone)]
 pub struct RuntimeSpec {
-    /// A name from [`schedulers`].
-    pub sched: String,
-    /// Worker threads.
-    pub workers: usize,
-    /// `--knob` pairs, in the order given (ours only; references reject any).
-    pub knobs: Vec<(String, String)>,
+    sched: Sched,
+    workers: usize,
+    knobs: KnobSet,
     /// Core ids to pin workers to, round-robin; empty = no pinning.
     pub worker_cores: Vec<usize>,
     /// Core ids for load-generator threads; empty = no pinning.
     pub loadgen_cores: Vec<usize>,
+}
+
+impl RuntimeSpec {
+    /// Checks the worker count against the scheduler's rule (and
+    /// [`crate::MAX_WORKERS`]) and the knobs against the scheduler: ours
+    /// take the knobs their policy honours, references none.
+    pub fn new(sched: Sched, workers: usize, knobs: KnobSet) -> Result<RuntimeSpec, Error> {
+        sched.worker_rule().check(workers).map_err(|allowed| Error::BadWorkers {
+            sched: sched.name().to_string(),
+            workers,
+            allowed,
+        })?;
+        match sched.kind() {
+            Some(kind) => knobs.check_applies(kind)?,
+            None => {
+                if let Some((name, value)) = knobs.pairs().next() {
+                    return Err(Error::KnobOnReference {
+                        sched: sched.name().to_string(),
+                        name: name.to_string(),
+                        value: value.to_string(),
+                    });
+                }
+            }
+        }
+        Ok(RuntimeSpec { sched, workers, knobs, worker_cores: Vec::new(), loadgen_cores: Vec::new() })
+    }
+
+    /// [`Sched::parse`] then [`RuntimeSpec::new`] with no knobs: for
+    /// examples and tests, and where a name arrives as text (a child
+    /// process's wire message).
+    pub fn parse(sched: &str, workers: usize) -> Result<RuntimeSpec, Error> {
+        RuntimeSpec::new(Sched::parse(sched)?, workers, KnobSet::new())
+    }
+
+    /// The scheduler.
+    pub fn sched(&self) -> Sched {
+        self.sched
+    }
+
+    /// Worker threads.
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+
+    /// The knobs set (ours only; empty on references).
+    pub fn knobs(&self) -> &KnobSet {
+        &self.knobs
+    }
 }
 
 /// The workload to run.

@@ -14,6 +14,12 @@ pub enum Error {
         /// Every `--sched` name, comma-separated.
         allowed: String,
     },
+    /// A name registered both as one of our policies and as a reference.
+    #[error("scheduler name `{name}` is registered both as a policy and as a reference runtime; register it once")]
+    AmbiguousScheduler {
+        /// The name.
+        name: String,
+    },
     /// No workload of that name.
     #[error("unknown workload `{name}`; allowed: {allowed}")]
     UnknownWorkload {

@@ -34,6 +34,7 @@ pub mod record;
 pub mod remote;
 pub mod rt;
 mod runner;
+mod sched;
 pub mod spin;
 mod tcp;
 

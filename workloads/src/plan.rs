@@ -114,11 +114,11 @@ pub(crate) fn plan(rt: &RuntimeSpec, w: &WorkloadSpec) -> Result<Plan, Error> {
             if let Some(r) = rate {
                 notes.push(format!("rate {r}/s ignored: `{}` is not an open-loop workload", info.name));
             }
-            closed_work(&mut p, rt.workers)?
+            closed_work(&mut p, rt.workers())?
         }
         Some(per_worker) => {
-            let rate_per_s = rate.unwrap_or(per_worker * rt.workers as f64);
-            open_work(&mut p, rt.workers, rate_per_s)?
+            let rate_per_s = rate.unwrap_or(per_worker * rt.workers() as f64);
+            open_work(&mut p, rt.workers(), rate_per_s)?
         }
     };
     Ok(Plan { work, params: p.into_resolved(), notes })

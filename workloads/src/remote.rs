@@ -25,7 +25,8 @@ use crate::rt::ours::Ours;
 use crate::rt::smol_rt::Smol;
 use crate::rt::tokio_rt::{TokioCurrent, TokioMulti};
 use crate::rt::{counters_delta, no_counters, Rt, Spawner};
-use crate::runner::{which, Which};
+use crate::runner::which;
+use crate::sched::Which;
 use crate::tcp::TcpRpcWire;
 use crate::tcp::{accept_loop, start_server};
 use crate::Error;
@@ -77,7 +78,7 @@ pub fn serve(rt: &RuntimeSpec, w: &WorkloadSpec, listen: SocketAddr, until: Unti
         Which::TokioCurrent => serve_on(TokioCurrent::build(rt)?, &plan, listen, until, &meter),
         Which::Smol => serve_on(Smol::build(rt)?, &plan, listen, until, &meter),
         Which::Registered(_) => Err(Error::NotServable {
-            name: format!("{} on the registered reference `{}`", w.name, rt.sched),
+            name: format!("{} on the registered reference `{}`", w.name, rt.sched()),
             allowed: "the built-in schedulers, tokio, tokio-current, smol".to_string(),
         }),
     }
@@ -143,7 +144,7 @@ fn serve_on<R: Rt>(
 }
 
 /// Runs the client of `w` against a server at `target` (`wsbench serve`
-/// or anything speaking the protocol). `rt.workers` only sizes the default
+/// or anything speaking the protocol). `rt.workers()` only sizes the default
 /// rate (per worker of the server). Fails when no connection can be made.
 pub fn load(target: SocketAddr, rt: &RuntimeSpec, w: &WorkloadSpec, opts: &RunOptions) -> Result<RunOutput, Error> {
     let plan = plan(rt, w)?;

@@ -5,12 +5,11 @@
 use std::sync::RwLock;
 use std::time::Duration;
 
-use wsbench_schedulers::knobs::Knobs;
-use wsbench_schedulers::{SchedulerKind, WorkerRule};
+use wsbench_schedulers::SchedulerKind;
 
 use crate::api::{RunOptions, RunOutput, RuntimeSpec, SchedInfo, WorkloadInfo, WorkloadSpec};
 use crate::bench::run_bench;
-use crate::catalog::{builtin_schedulers, REFERENCES, WORKLOADS};
+use crate::catalog::{builtin_schedulers, WORKLOADS};
 use crate::cpu::CpuMeter;
 use crate::http::run_http;
 use crate::micro::{fanout_request, skewed_request, timeouts_request, timers_request};
@@ -19,6 +18,7 @@ use crate::plan::{plan, Plan, Work};
 use crate::rt::smol_rt::Smol;
 use crate::rt::tokio_rt::{TokioCurrent, TokioMulti};
 use crate::rt::{check_cores, Rt, Spawner};
+use crate::sched::Which;
 use crate::tcp::run_tcp;
 use crate::Error;
 
@@ -175,69 +175,12 @@ fn dispatch<R: Rt>(
     }
 }
 
-/// Which runtime implementation runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Which {
-    Ours(SchedulerKind),
-    /// A reference registered with `register_reference`.
-    Registered(&'static RefEntry),
-    Tokio,
-    TokioCurrent,
-    Smol,
-}
-
-/// Validates the runtime spec: name, worker count, knobs, core ids.
+/// The runtime `rt` selects, after checking the core ids it pins to (the
+/// scheduler, worker count and knobs were checked when `rt` was made).
 pub(crate) fn which(rt: &RuntimeSpec) -> Result<Which, Error> {
-    let unknown = || Error::UnknownScheduler {
-        name: rt.sched.clone(),
-        allowed: schedulers().iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
-    };
-    let (which, rule) = match REFERENCES.iter().find(|r| r.name == rt.sched) {
-        Some(r) => {
-            let which = match r.name {
-                "tokio" => Which::Tokio,
-                "tokio-current" => Which::TokioCurrent,
-                "smol" => Which::Smol,
-                other => unreachable!("reference `{other}` has no runner"),
-            };
-            (which, if r.single_worker_only { WorkerRule::ExactlyOne } else { WorkerRule::Any })
-        }
-        None => match registered().into_iter().find(|r| r.info.name == rt.sched) {
-            Some(r) => {
-                (Which::Registered(r), if r.info.single_worker_only { WorkerRule::ExactlyOne } else { WorkerRule::Any })
-            }
-            None => {
-                let kind: SchedulerKind = rt.sched.parse().map_err(|_| unknown())?;
-                (Which::Ours(kind), kind.worker_rule())
-            }
-        },
-    };
-    rule.check(rt.workers).map_err(|allowed| Error::BadWorkers {
-        sched: rt.sched.clone(),
-        workers: rt.workers,
-        allowed,
-    })?;
     check_cores("worker", &rt.worker_cores)?;
     check_cores("load-generator", &rt.loadgen_cores)?;
-    match which {
-        Which::Ours(kind) => {
-            let mut knobs = Knobs::default();
-            for (name, value) in &rt.knobs {
-                Knobs::check_applies(name, kind)?;
-                knobs.set(name, value)?;
-            }
-        }
-        _ => {
-            if let Some((name, value)) = rt.knobs.first() {
-                return Err(Error::KnobOnReference {
-                    sched: rt.sched.clone(),
-                    name: name.clone(),
-                    value: value.clone(),
-                });
-            }
-        }
-    }
-    Ok(which)
+    Ok(rt.sched().which())
 }
 
 // ---- reference runtimes registered from outside the crate ----

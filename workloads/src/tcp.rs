@@ -319,13 +319,7 @@ mod tests {
         use crate::api::RuntimeSpec;
         use crate::rt::ours::Ours;
         use wsbench_schedulers::SchedulerKind;
-        let spec = RuntimeSpec {
-            sched: "thread-per-core".into(),
-            workers: 4,
-            knobs: Vec::new(),
-            worker_cores: Vec::new(),
-            loadgen_cores: Vec::new(),
-        };
+        let spec = RuntimeSpec::parse("thread-per-core", 4).unwrap();
         let rt = Ours::build(SchedulerKind::ThreadPerCore, &spec).unwrap();
         let sp = rt.spawner();
         assert_eq!(sp.listener_shards(), 4);

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{judge, opts, rt, run, with_cpu_pressure, wl};
+use common::{judge, opts, rt, rt_knobs, run, with_cpu_pressure, wl};
 use wsbench_workloads::api::{CpuUsage, RunOutput};
 
 /// Every test here counts the CPU of every thread this process starts: one
@@ -92,8 +92,7 @@ fn idle_backoff_costs_more_cpu_than_idle_park_under_light_load() {
             // ABBA order, so a drift in machine load favours neither.
             let order = if i % 2 == 0 { [0, 1] } else { [1, 0] };
             for k in order {
-                let mut spec = rt("steal-half", 2);
-                spec.knobs = vec![("idle".to_string(), ["park", "backoff"][k].to_string())];
+                let spec = rt_knobs("steal-half", 2, &[("idle", ["park", "backoff"][k])]).unwrap();
                 let out = run(&spec, &w, &opts(300, 50)).unwrap();
                 let cpu = out.cpu.expect("/proc is readable here");
                 samples[k].push((cpu_us_per_op(&out), cpu.ctx_switches_involuntary));

@@ -3,13 +3,13 @@
 
 mod common;
 
-use common::{rt, wl};
+use common::{rt, rt_knobs, wl};
 use wsbench_workloads::api::RuntimeSpec;
 use wsbench_workloads::{validate, Error};
 
 fn err(r: &RuntimeSpec, name: &str, params: &[(&str, &str)], rate: Option<f64>) -> String {
     match validate(r, &wl(name, params, rate)) {
-        Ok(()) => panic!("{name} {params:?} rate {rate:?} on {} x{} was accepted", r.sched, r.workers),
+        Ok(()) => panic!("{name} {params:?} rate {rate:?} on {} x{} was accepted", r.sched(), r.workers()),
         Err(e) => e.to_string(),
     }
 }
@@ -37,7 +37,7 @@ fn every_default_validates_on_every_scheduler_from_2_to_128_workers() {
 
 #[test]
 fn unknown_names_list_what_exists() {
-    let m = err(&rt("steal-all", 2), "rpc-fanout", &[], None);
+    let m = RuntimeSpec::parse("steal-all", 2).unwrap_err().to_string();
     assert_names(&m, &["`steal-all`", "steal-half", "tokio-current", "smol"]);
     let m = err(&rt("tokio", 2), "rpc-fan-out", &[], None);
     assert_names(&m, &["`rpc-fan-out`", "rpc-fanout", "tcp-rpc", "yield-many"]);
@@ -89,23 +89,23 @@ fn impossible_distributions_name_the_parameter() {
 
 #[test]
 fn knobs_are_checked_for_ours_and_refused_by_references() {
-    let mut r = rt("tokio", 2);
-    r.knobs = vec![("lifo".into(), "off".into())];
-    assert_names(&err(&r, "rpc-fanout", &[], None), &["tokio", "no knobs", "lifo=off"]);
-    r.sched = "steal-half".into();
-    validate(&r, &wl("rpc-fanout", &[], None)).expect("lifo=off is a steal-half knob");
-    r.sched = "global".into();
-    assert_names(&err(&r, "rpc-fanout", &[], None), &["`lifo`", "global", "steal-half"]);
-    r.sched = "steal-half".into();
-    r.knobs = vec![("queue-capacity".into(), "100".into())];
-    assert_names(&err(&r, "rpc-fanout", &[], None), &["`100`", "power of two"]);
+    let e = |r: Result<RuntimeSpec, Error>| r.expect_err("accepted").to_string();
+    assert_names(&e(rt_knobs("tokio", 2, &[("lifo", "off")])), &["tokio", "no knobs", "lifo=off"]);
+    let r = rt_knobs("steal-half", 2, &[("lifo", "off")]).expect("lifo=off is a steal-half knob");
+    validate(&r, &wl("rpc-fanout", &[], None)).expect("validates");
+    assert_names(&e(rt_knobs("global", 2, &[("lifo", "off")])), &["`lifo`", "global", "steal-half"]);
+    assert_names(&e(rt_knobs("steal-half", 2, &[("queue-capacity", "100")])), &["`100`", "power of two"]);
+    assert_names(&e(rt_knobs("steal-half", 2, &[("lifo", "off"), ("lifo", "on")])), &["`lifo`", "twice"]);
+    assert_names(&e(rt_knobs("steal-half", 2, &[("lifoo", "off")])), &["`lifoo`", "max-lifo-polls"]);
 }
 
 #[test]
 fn worker_counts_and_cores_are_checked() {
-    assert_names(&err(&rt("current-thread", 2), "rpc-fanout", &[], None), &["2", "current-thread", "exactly 1"]);
-    assert_names(&err(&rt("tokio-current", 4), "rpc-fanout", &[], None), &["4", "exactly 1"]);
-    assert_names(&err(&rt("steal-half", 0), "rpc-fanout", &[], None), &["0", "1..="]);
+    let e = |s: &str, w: usize| RuntimeSpec::parse(s, w).expect_err("accepted").to_string();
+    assert_names(&e("current-thread", 2), &["2", "current-thread", "exactly 1"]);
+    assert_names(&e("tokio-current", 4), &["4", "exactly 1"]);
+    assert_names(&e("steal-half", 0), &["0", "1..="]);
+    assert_names(&e("steal-half", wsbench_workloads::MAX_WORKERS + 1), &["1..="]);
     let mut r = rt("tokio", 2);
     r.worker_cores = vec![0, 1_000_000];
     assert_names(&err(&r, "rpc-fanout", &[], None), &["1000000", "worker"]);

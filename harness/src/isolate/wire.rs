@@ -20,7 +20,8 @@ use base64::Engine as _;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
-use wsbench_workloads::api::{CpuUsage, RunOptions, RunOutput, RuntimeSpec, WorkloadSpec};
+use wsbench_schedulers::knobs::KnobSet;
+use wsbench_workloads::api::{CpuUsage, RunOptions, RunOutput, RuntimeSpec, Sched, WorkloadSpec};
 
 use crate::record::counter_names;
 
@@ -68,9 +69,9 @@ fn nanos(d: Duration) -> u64 {
 pub fn encode_spec(runtime: &RuntimeSpec, workload: &WorkloadSpec, options: &RunOptions) -> Result<Vec<u8>> {
     let msg = SpecMsg {
         version: WIRE_VERSION,
-        sched: runtime.sched.clone(),
-        workers: runtime.workers,
-        knobs: runtime.knobs.clone(),
+        sched: runtime.sched().name().to_string(),
+        workers: runtime.workers(),
+        knobs: runtime.knobs().pairs().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
         worker_cores: runtime.worker_cores.clone(),
         loadgen_cores: runtime.loadgen_cores.clone(),
         workload: workload.name.clone(),
@@ -87,14 +88,16 @@ pub fn encode_spec(runtime: &RuntimeSpec, workload: &WorkloadSpec, options: &Run
 pub fn decode_spec(bytes: &[u8]) -> Result<ChildSpec> {
     let msg: SpecMsg = serde_json::from_slice(bytes).context("the run spec on stdin is not valid")?;
     ensure!(msg.version == WIRE_VERSION, "run spec version {} differs from this binary's {WIRE_VERSION}", msg.version);
+    // The parent resolved and checked all of this; the text crosses a
+    // process boundary, so the child reads it back through the same
+    // constructors (a different binary would be refused here).
+    let knobs = KnobSet::parse(&msg.knobs).context("the run spec's knobs")?;
+    let sched = Sched::parse(&msg.sched).context("the run spec's scheduler")?;
+    let mut runtime = RuntimeSpec::new(sched, msg.workers, knobs).context("the run spec's runtime")?;
+    runtime.worker_cores = msg.worker_cores;
+    runtime.loadgen_cores = msg.loadgen_cores;
     Ok(ChildSpec {
-        runtime: RuntimeSpec {
-            sched: msg.sched,
-            workers: msg.workers,
-            knobs: msg.knobs,
-            worker_cores: msg.worker_cores,
-            loadgen_cores: msg.loadgen_cores,
-        },
+        runtime,
         workload: WorkloadSpec { name: msg.workload, params: msg.params, rate_per_s: msg.rate_per_s },
         options: RunOptions {
             duration: Duration::from_nanos(msg.duration_ns),
@@ -340,13 +343,14 @@ mod tests {
 
     #[test]
     fn a_spec_round_trips() {
-        let rt = RuntimeSpec {
-            sched: "steal-half".into(),
-            workers: 3,
-            knobs: vec![("lifo".into(), "off".into())],
-            worker_cores: vec![0, 1],
-            loadgen_cores: vec![2],
-        };
+        let mut rt = RuntimeSpec::new(
+            Sched::parse("steal-half").unwrap(),
+            3,
+            KnobSet::parse(&[("lifo", "off"), ("steal", "one")]).unwrap(),
+        )
+        .unwrap();
+        rt.worker_cores = vec![0, 1];
+        rt.loadgen_cores = vec![2];
         let w = WorkloadSpec {
             name: "rpc-fanout".into(),
             params: vec![("fanout".into(), "2".into())],
@@ -354,10 +358,10 @@ mod tests {
         };
         let o = RunOptions { duration: Duration::from_millis(250), warmup: Duration::from_millis(50), seed: 43 };
         let back = decode_spec(&encode_spec(&rt, &w, &o).unwrap()).unwrap();
-        assert_eq!((back.runtime.sched.as_str(), back.runtime.workers), ("steal-half", 3));
+        assert_eq!((back.runtime.sched(), back.runtime.workers()), (rt.sched(), 3));
         assert_eq!(
-            (back.runtime.knobs, back.runtime.worker_cores, back.runtime.loadgen_cores),
-            (rt.knobs, rt.worker_cores, rt.loadgen_cores)
+            (back.runtime.knobs(), &back.runtime.worker_cores, &back.runtime.loadgen_cores),
+            (rt.knobs(), &rt.worker_cores, &rt.loadgen_cores)
         );
         assert_eq!(
             (back.workload.name, back.workload.params, back.workload.rate_per_s),

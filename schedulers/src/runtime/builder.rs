@@ -11,7 +11,7 @@ use super::shared::Shared;
 use super::worker::worker_main;
 use crate::blocking::BlockingPool;
 use crate::driver::{Driver, DriverConfig};
-use crate::knobs::{KnobError, Knobs};
+use crate::knobs::{KnobError, KnobSet, Knobs};
 use crate::policy::Policy;
 use crate::thread_per_core::ThreadPerCore;
 use crate::SchedulerKind;
@@ -28,7 +28,10 @@ pub(crate) type ThreadHook = Arc<dyn Fn(usize) + Send + Sync + 'static>;
 pub struct Builder {
     kind: SchedulerKind,
     workers: Option<usize>,
-    knobs: Vec<(String, String)>,
+    knobs: KnobSet,
+    /// The first [`Builder::knob`] call that did not parse, reported by
+    /// `validate`/`build` (the builder's setters do not fail).
+    knob_error: Option<KnobError>,
     on_thread_start: Option<ThreadHook>,
     max_blocking_threads: usize,
     blocking_keep_alive: Duration,
@@ -67,7 +70,8 @@ impl Builder {
         Builder {
             kind,
             workers: None,
-            knobs: Vec::new(),
+            knobs: KnobSet::new(),
+            knob_error: None,
             on_thread_start: None,
             max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
             blocking_keep_alive: DEFAULT_BLOCKING_KEEP_ALIVE,
@@ -82,9 +86,22 @@ impl Builder {
         self
     }
 
-    /// Sets an ablation knob by its CLI name; checked by `build()`.
-    pub fn knob(mut self, name: impl Into<String>, value: impl Into<String>) -> Builder {
-        self.knobs.push((name.into(), value.into()));
+    /// Sets an ablation knob by its CLI name, parsed here; a bad name or
+    /// value (or applicability, checked against the policy) is reported by
+    /// `build()`.
+    pub fn knob(mut self, name: impl AsRef<str>, value: impl AsRef<str>) -> Builder {
+        if let Err(e) = self.knobs.push(name.as_ref(), value.as_ref()) {
+            self.knob_error.get_or_insert(e);
+        }
+        self
+    }
+
+    /// Sets every knob from an already parsed [`KnobSet`] (what the harness
+    /// carries from `--knob`), replacing any set before; applicability to
+    /// the policy is checked by `build()`.
+    pub fn knobs(mut self, knobs: KnobSet) -> Builder {
+        self.knobs = knobs;
+        self.knob_error = None;
         self
     }
 
@@ -135,12 +152,11 @@ impl Builder {
         if self.max_blocking_threads == 0 {
             return Err(BuildError::BlockingThreads(0));
         }
-        let mut knobs = Knobs::default();
-        for (name, value) in &self.knobs {
-            knobs.set(name, value)?;
-            Knobs::check_applies(name, self.kind)?;
+        if let Some(e) = &self.knob_error {
+            return Err(e.clone().into());
         }
-        Ok((knobs, workers))
+        self.knobs.check_applies(self.kind)?;
+        Ok((self.knobs.values().clone(), workers))
     }
 
     /// Starts the runtime.
@@ -174,6 +190,7 @@ impl Builder {
             kind: SchedulerKind::CurrentThread,
             workers: Some(1),
             knobs: self.knobs.clone(),
+            knob_error: self.knob_error.clone(),
             on_thread_start: None,
             max_blocking_threads: self.max_blocking_threads,
             blocking_keep_alive: self.blocking_keep_alive,

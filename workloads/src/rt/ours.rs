@@ -39,14 +39,13 @@ impl Ours {
     /// worker). The other policies ignore it.
     pub(crate) fn build_with(kind: SchedulerKind, spec: &RuntimeSpec, native: bool) -> Result<Self, Error> {
         let cores = Arc::new(spec.worker_cores.clone());
-        let mut builder = Builder::new(kind).workers(spec.workers).driver_thread(!native);
-        for (name, value) in &spec.knobs {
-            builder = builder.knob(name, value);
-        }
-        let rt = builder
+        let rt = Builder::new(kind)
+            .workers(spec.workers())
+            .knobs(spec.knobs().clone())
+            .driver_thread(!native)
             .on_thread_start(move |worker_index: usize| pin_current(&cores, worker_index))
             .build()
-            .map_err(|e| Error::Build { sched: spec.sched.clone(), message: e.to_string() })?;
+            .map_err(|e| Error::Build { sched: spec.sched().to_string(), message: e.to_string() })?;
         Ok(Ours { rt })
     }
 }

@@ -29,7 +29,7 @@ use crate::api::RuntimeSpec;
 use crate::http::{serve_connection, HttpService};
 use crate::Error;
 
-/// An async-executor run by `spec.workers` dedicated threads.
+/// An async-executor run by `spec.workers()` dedicated threads.
 pub(crate) struct Smol {
     executor: Arc<Executor<'static>>,
     stops: Vec<oneshot::Sender<()>>,
@@ -40,7 +40,7 @@ impl Smol {
     pub(crate) fn build(spec: &RuntimeSpec) -> Result<Self, Error> {
         let executor = Arc::new(Executor::new());
         let mut smol = Smol { executor, stops: Vec::new(), threads: Vec::new() };
-        for index in 0..spec.workers {
+        for index in 0..spec.workers() {
             let (stop_tx, stop_rx) = oneshot::channel::<()>();
             let ex = Arc::clone(&smol.executor);
             let cores = spec.worker_cores.clone();

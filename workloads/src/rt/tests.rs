@@ -4,16 +4,17 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
+use wsbench_schedulers::knobs::KnobSet;
 use wsbench_schedulers::SchedulerKind;
 
 use super::ours::Ours;
 use super::smol_rt::Smol;
 use super::tokio_rt::{TokioCurrent, TokioMulti};
 use super::{read_exact, Rt, Spawner, TaskFailed};
-use crate::api::RuntimeSpec;
+use crate::api::{RuntimeSpec, Sched};
 
 fn spec(sched: &str, workers: usize) -> RuntimeSpec {
-    RuntimeSpec { sched: sched.into(), workers, knobs: Vec::new(), worker_cores: Vec::new(), loadgen_cores: Vec::new() }
+    RuntimeSpec::parse(sched, workers).unwrap()
 }
 
 fn spawn_join_and_panic<R: Rt>(rt: R) {
@@ -248,8 +249,8 @@ fn local_spawns(rt: Ours) -> (u64, u64) {
 
 #[test]
 fn knobs_reach_our_builder() {
-    let mut s = spec("steal-half", 1);
-    s.knobs = vec![("lifo".into(), "off".into()), ("queue-capacity".into(), "64".into())];
+    let knobs = KnobSet::parse(&[("lifo", "off"), ("queue-capacity", "64")]).unwrap();
+    let s = RuntimeSpec::new(Sched::ours(SchedulerKind::StealHalf), 1, knobs).unwrap();
     let rt = Ours::build(SchedulerKind::StealHalf, &s).unwrap();
     let (lifo_hits, overflows) = local_spawns(rt);
     assert_eq!(lifo_hits, 0, "lifo=off: no task runs from the LIFO slot");
@@ -258,7 +259,6 @@ fn knobs_reach_our_builder() {
     let (lifo_hits, overflows) = local_spawns(Ours::build(SchedulerKind::StealHalf, &spec("steal-half", 1)).unwrap());
     assert!(lifo_hits > 0, "the default LIFO slot is used");
     assert_eq!(overflows, 0, "200 local spawns fit a ring of 256");
-    s.knobs = vec![("queue-capacity".into(), "100".into())];
-    let e = Ours::build(SchedulerKind::StealHalf, &s).err().expect("a bad knob value must fail the build");
+    let e = KnobSet::parse(&[("queue-capacity", "100")]).expect_err("a bad knob value is refused");
     assert!(e.to_string().contains("100"), "{e}");
 }

@@ -27,7 +27,7 @@ use crate::api::RuntimeSpec;
 use crate::http::{serve_connection, HttpService};
 use crate::Error;
 
-/// tokio's multi-thread runtime with `spec.workers` workers.
+/// tokio's multi-thread runtime with `spec.workers()` workers.
 /// tokio's multi-thread runtime as a row (`tokio`, or a registered
 /// variant built with [`TokioMulti::with_builder`]).
 pub struct TokioMulti {
@@ -51,11 +51,11 @@ impl TokioMulti {
         // that is needed, no data is published through it.
         let next = Arc::new(AtomicUsize::new(0));
         let rt = builder
-            .worker_threads(spec.workers)
+            .worker_threads(spec.workers())
             .enable_all()
             .on_thread_start(move || pin_current(&cores, next.fetch_add(1, Ordering::Relaxed)))
             .build()
-            .map_err(|e| Error::Build { sched: spec.sched.clone(), message: e.to_string() })?;
+            .map_err(|e| Error::Build { sched: spec.sched().to_string(), message: e.to_string() })?;
         Ok(TokioMulti { rt })
     }
 }
@@ -102,7 +102,7 @@ impl TokioCurrent {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| Error::Build { sched: spec.sched.clone(), message: e.to_string() })?;
+            .map_err(|e| Error::Build { sched: spec.sched().to_string(), message: e.to_string() })?;
         Ok(TokioCurrent { handle: rt.handle().clone(), native: Some(rt), stop: None, thread: None })
     }
 
@@ -110,7 +110,7 @@ impl TokioCurrent {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| Error::Build { sched: spec.sched.clone(), message: e.to_string() })?;
+            .map_err(|e| Error::Build { sched: spec.sched().to_string(), message: e.to_string() })?;
         let handle = rt.handle().clone();
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let cores = spec.worker_cores.clone();

@@ -8,7 +8,13 @@ use wsbench_workloads::api::{RunOptions, RunOutput, RuntimeSpec, WorkloadSpec};
 pub const SEED: u64 = 0x5EED;
 
 pub fn rt(sched: &str, workers: usize) -> RuntimeSpec {
-    RuntimeSpec { sched: sched.into(), workers, knobs: Vec::new(), worker_cores: Vec::new(), loadgen_cores: Vec::new() }
+    RuntimeSpec::parse(sched, workers).unwrap_or_else(|e| panic!("{sched} x{workers}: {e}"))
+}
+
+/// `sched` at `workers` with `--knob` pairs, parsed as the harness does.
+pub fn rt_knobs(sched: &str, workers: usize, knobs: &[(&str, &str)]) -> Result<RuntimeSpec, wsbench_workloads::Error> {
+    let knobs = wsbench_schedulers::knobs::KnobSet::parse(knobs)?;
+    RuntimeSpec::new(wsbench_workloads::api::Sched::parse(sched)?, workers, knobs)
 }
 
 pub fn wl(name: &str, params: &[(&str, &str)], rate: Option<f64>) -> WorkloadSpec {
@@ -29,7 +35,7 @@ pub fn opts(duration_ms: u64, warmup_ms: u64) -> RunOptions {
 pub fn run(rt: &RuntimeSpec, w: &WorkloadSpec, o: &RunOptions) -> Option<RunOutput> {
     match wsbench_workloads::run(rt, w, o) {
         Ok(out) => Some(out),
-        Err(e) => panic!("{} on {} x{}: {e}", w.name, rt.sched, rt.workers),
+        Err(e) => panic!("{} on {} x{}: {e}", w.name, rt.sched(), rt.workers()),
     }
 }
 
@@ -50,8 +56,8 @@ pub fn run_watched(rt: &RuntimeSpec, w: &WorkloadSpec, o: &RunOptions, limit: Du
     });
     match rx.recv_timeout(limit) {
         Ok(Ok(out)) => out,
-        Ok(Err(e)) => panic!("{} on {} x{}: {e}", w.name, rt.sched, rt.workers),
-        Err(_) => panic!("{} on {} x{} did not finish within {limit:?} (hung)", w.name, rt.sched, rt.workers),
+        Ok(Err(e)) => panic!("{} on {} x{}: {e}", w.name, rt.sched(), rt.workers()),
+        Err(_) => panic!("{} on {} x{} did not finish within {limit:?} (hung)", w.name, rt.sched(), rt.workers()),
     }
 }
 
