@@ -12,7 +12,7 @@ use crate::env::Environment;
 use crate::exit::negative;
 use crate::export;
 use crate::outcome::{Results, Settings};
-use crate::{compare, config, history, isolate, listing, matrix, plot, remote, report, table};
+use crate::{compare, config, history, isolate, listing, matrix, merge, plot, remote, report, table};
 
 /// Parses the command line and runs the chosen subcommand.
 pub fn run() -> Result<ExitCode> {
@@ -31,6 +31,7 @@ pub fn run() -> Result<ExitCode> {
         Some(Command::RunChild) => isolate::child_main(),
         Some(Command::Serve(args)) => remote::serve_main(&args),
         Some(Command::Load(args)) => remote::load_main(&args),
+        Some(Command::Merge(args)) => merge::main(&args),
         Some(Command::Doctor(args)) => {
             let workers = config::parse_workers(args.workers.as_deref())?;
             let planned = workers.iter().copied().max().unwrap_or(1);

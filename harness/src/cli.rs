@@ -58,6 +58,9 @@ pub enum Command {
     /// Run only the client of tcp-rpc, mixed or http against --target (load from other machines);
     /// says per run whether it kept its schedule.
     Load(LoadArgs),
+    /// Combine the files of several load processes (HDR logs, with their CSVs: one latency
+    /// distribution, summed throughput) or of the shards of one matrix (CSVs side by side).
+    Merge(MergeArgs),
     /// Internal: run one measured run whose spec arrives on stdin and write its result on stdout
     /// (how `run` isolates each run in a fresh process).
     #[command(name = "__run-child", hide = true)]
@@ -166,6 +169,26 @@ pub struct RunArgs {
     /// No progress bar and no per-cell messages on stderr (the table is still printed).
     #[arg(long, short)]
     pub quiet: bool,
+
+    /// Run only shard I of N (1 <= I <= N) of the matrix: its cells (with --interleave, its
+    /// interleaved groups) are dealt round-robin in plan order, so N machines given the same
+    /// options and I = 1..=N run disjoint parts whose union is the matrix (`wsbench merge`
+    /// puts their CSVs together). Needs an explicit --workers.
+    #[arg(long, value_name = "I/N", allow_hyphen_values = true)]
+    pub shard: Option<String>,
+}
+
+/// Options of `wsbench merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The inputs: `.csv` results of the shards of one matrix; or the `.hlog` logs of several
+    /// load processes of one cell (`load --hdr-dir`), with their `.csv` results when --out is a
+    /// `.csv`.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// The merged file to write (must not exist): `.csv` or `.hlog`.
+    #[arg(long, value_name = "PATH")]
+    pub out: PathBuf,
 }
 
 /// Options of `wsbench doctor`.

@@ -94,6 +94,63 @@ pub struct RunConfig {
     pub slo: Option<Slo>,
     /// No progress or per-cell stderr output.
     pub quiet: bool,
+    /// `--shard I/N`: run only shard I (1-based) of N.
+    pub shard: Option<Shard>,
+}
+
+/// `--shard I/N`: shard `index` (1-based) of `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// I, in 1..=count.
+    pub index: usize,
+    /// N, at least 1.
+    pub count: usize,
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// Parses `--shard I/N` (1 <= I <= N).
+pub fn parse_shard(text: &str) -> Result<Shard> {
+    let bad = || anyhow::anyhow!("bad --shard `{text}`; allowed: I/N with whole numbers 1 <= I <= N, e.g. 1/4");
+    let (i, n) = text.split_once('/').ok_or_else(bad)?;
+    let index: usize = i.trim().parse().map_err(|_| bad())?;
+    let count: usize = n.trim().parse().map_err(|_| bad())?;
+    ensure!(count >= 1 && (1..=count).contains(&index), bad());
+    Ok(Shard { index, count })
+}
+
+/// The cells `--interleave` runs together: consecutive cells (the plan
+/// varies scheduler and knobs innermost) with the same workload, workers,
+/// parameters and rate.
+pub fn interleave_key(cell: &Cell) -> (usize, String, String, Option<u64>) {
+    (cell.key.workers, cell.key.workload.clone(), cell.key.params.clone(), cell.key.rate_per_s)
+}
+
+/// Shard `shard` of `units` (cells, or interleaved groups): unit k goes to
+/// shard k mod N + 1, in plan order. Deterministic, so the N shards of one
+/// plan are disjoint and together hold every unit once.
+pub fn deal<T>(units: Vec<T>, shard: Shard) -> Vec<T> {
+    units.into_iter().enumerate().filter(|(k, _)| k % shard.count == shard.index - 1).map(|(_, u)| u).collect()
+}
+
+/// Keeps shard `shard` of `cells`, dealing whole interleaved groups when
+/// `interleave` (so the cells compared within a group stay on one machine).
+fn shard_cells(cells: Vec<Cell>, shard: Shard, interleave: bool) -> Vec<Cell> {
+    if !interleave {
+        return deal(cells, shard);
+    }
+    let mut groups: Vec<Vec<Cell>> = Vec::new();
+    for cell in cells {
+        match groups.last_mut() {
+            Some(g) if interleave_key(&g[0]) == interleave_key(&cell) => g.push(cell),
+            _ => groups.push(vec![cell]),
+        }
+    }
+    deal(groups, shard).into_iter().flatten().collect()
 }
 
 /// One cell of the matrix.
@@ -309,6 +366,14 @@ impl RunConfig {
             }
         }
         let slo = args.slo.as_deref().map(str::parse::<Slo>).transpose()?;
+        let shard = args.shard.as_deref().map(parse_shard).transpose()?;
+        if let Some(shard) = shard {
+            ensure!(
+                args.workers.is_some(),
+                "--shard {shard} needs an explicit --workers: the default (this machine's logical CPUs) may differ \
+                 between the machines, and then their shards would not be parts of one matrix"
+            );
+        }
         if slo.is_some() {
             ensure!(
                 workloads.iter().any(|w| w.open_loop),
@@ -337,6 +402,7 @@ impl RunConfig {
             baseline_sched: args.baseline_sched.clone(),
             slo,
             quiet: args.quiet,
+            shard,
         })
     }
 
@@ -372,6 +438,18 @@ impl RunConfig {
         if cells.is_empty() {
             bail!("nothing to run: {}", skipped.join("; "));
         }
+        if let Some(shard) = self.shard {
+            let total = cells.len();
+            cells = shard_cells(cells, shard, self.interleave);
+            let unit = if self.interleave { "interleaved groups of cells" } else { "cells" };
+            ensure!(
+                !cells.is_empty(),
+                "--shard {shard} has nothing to run: the matrix has only {total} cell(s), dealt as {unit} to {} shards; \
+                 allowed: at most as many shards as {unit}",
+                shard.count
+            );
+            skipped.push(format!("--shard {shard}: {} of the matrix's {total} cells (dealt as {unit})", cells.len()));
+        }
         for cell in &cells {
             backend::validate(&cell.runtime, &cell.spec)
                 .with_context(|| format!("cell {} is not runnable", cell.key))?;
@@ -404,5 +482,101 @@ impl RunConfig {
             rate_per_s: rate,
         };
         Ok(Cell { sched, workload, runtime, spec, key })
+    }
+}
+
+#[cfg(test)]
+mod shard_tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::Cli;
+
+    fn plan(args: &[&str]) -> Result<CellList> {
+        let cli = Cli::try_parse_from(std::iter::once("wsbench").chain(args.iter().copied())).unwrap();
+        RunConfig::from_args(&cli.run)?.plan()
+    }
+
+    #[test]
+    fn dealing_is_round_robin_disjoint_and_covers_every_unit() {
+        for n in 1..=7 {
+            let mut seen = Vec::new();
+            for i in 1..=n {
+                let part = deal((0..20).collect(), Shard { index: i, count: n });
+                // Written out independently: shard i holds i-1, i-1+n, ...
+                let expected: Vec<usize> = (0..20).filter(|k| k % n + 1 == i).collect();
+                assert_eq!(part, expected, "shard {i}/{n}");
+                seen.extend(part);
+            }
+            seen.sort_unstable();
+            assert_eq!(seen, (0..20).collect::<Vec<_>>(), "{n} shards: each unit exactly once");
+        }
+    }
+
+    #[test]
+    fn shard_syntax_is_checked_naming_the_value() {
+        assert_eq!(parse_shard("2/3").unwrap(), Shard { index: 2, count: 3 });
+        assert_eq!(parse_shard("1/1").unwrap(), Shard { index: 1, count: 1 });
+        for bad in ["0/3", "4/3", "1/0", "x/2", "1", "1/2/3", "-1/2", ""] {
+            let e = parse_shard(bad).unwrap_err().to_string();
+            assert!(e.contains(&format!("`{bad}`")) && e.contains("1 <= I <= N"), "{e}");
+        }
+    }
+
+    const BASE: &[&str] = &["--sched", "steal-half,steal-one,tokio", "--workers", "1,2", "--workload", "yield-many"];
+
+    fn keys(list: &CellList) -> Vec<String> {
+        list.cells.iter().map(|c| c.key.to_string()).collect()
+    }
+
+    #[test]
+    fn the_shards_of_a_plan_partition_it_in_both_modes() {
+        for interleave in [false, true] {
+            let mut whole_args = BASE.to_vec();
+            if interleave {
+                whole_args.push("--interleave");
+            }
+            let whole = keys(&plan(&whole_args).unwrap());
+            assert_eq!(whole.len(), 6);
+            let mut union = Vec::new();
+            let shards: Vec<String> = (1..=2).map(|i| format!("{i}/2")).collect();
+            for s in &shards {
+                let mut args = whole_args.clone();
+                args.extend(["--shard", s]);
+                let part = keys(&plan(&args).unwrap());
+                assert!(part.iter().all(|k| !union.contains(k)), "{s} overlaps an earlier shard");
+                union.extend(part);
+            }
+            union.sort();
+            let mut sorted = whole.clone();
+            sorted.sort();
+            assert_eq!(union, sorted, "interleave {interleave}");
+        }
+    }
+
+    #[test]
+    fn interleaved_groups_stay_whole() {
+        // Groups: (x1: 3 scheds), (x2: 3 scheds); shard 1/2 is the first.
+        let mut args = BASE.to_vec();
+        args.extend(["--interleave", "--shard", "1/2"]);
+        let part = plan(&args).unwrap();
+        assert_eq!(part.cells.len(), 3);
+        assert!(part.cells.iter().all(|c| c.key.workers == 1));
+        // Without --interleave cells 0, 2, 4 of the plan: steal-half x1, tokio x1, steal-one x2.
+        let mut args = BASE.to_vec();
+        args.extend(["--shard", "1/2"]);
+        let names: Vec<_> =
+            plan(&args).unwrap().cells.iter().map(|c| format!("{} x{}", c.key.scheduler, c.key.workers)).collect();
+        assert_eq!(names, ["steal-half x1", "tokio x1", "steal-one x2"]);
+    }
+
+    #[test]
+    fn misfit_shards_are_refused() {
+        let mut args = BASE.to_vec();
+        args.extend(["--shard", "7/7"]);
+        let e = plan(&args).unwrap_err().to_string();
+        assert!(e.contains("--shard 7/7") && e.contains("only 6 cell"), "{e}");
+        let e = plan(&["--workload", "yield-many", "--shard", "1/2"]).unwrap_err().to_string();
+        assert!(e.contains("explicit --workers"), "{e}");
     }
 }

@@ -40,6 +40,7 @@ pub mod isolate;
 pub mod listing;
 pub mod load;
 pub mod matrix;
+pub mod merge;
 pub mod outcome;
 pub mod parse;
 pub mod pin;

@@ -18,7 +18,7 @@ use anyhow::Result;
 use hdrhistogram::Histogram;
 use wsbench_workloads::api::{RunOptions, RunOutput, RuntimeSpec, WorkloadSpec};
 
-use crate::config::{Cell, CellList, RunConfig};
+use crate::config::{interleave_key, Cell, CellList, RunConfig};
 use crate::export::Exporter;
 use crate::outcome::{panic_message, CellOutcome, Results, RunEnd, RunHistograms};
 use crate::pin::{self, CorePlan};
@@ -173,9 +173,8 @@ impl<'a> CellRun<'a> {
 /// plan varies scheduler and knobs innermost) with the same workload,
 /// workers, parameters and rate. Returns the end of the group at `start`.
 fn group_end(cells: &[Cell], start: usize) -> usize {
-    let key = |c: &Cell| (c.key.workers, c.key.workload.clone(), c.key.params.clone(), c.key.rate_per_s);
-    let first = key(&cells[start]);
-    start + cells[start..].iter().take_while(|c| key(c) == first).count()
+    let first = interleave_key(&cells[start]);
+    start + cells[start..].iter().take_while(|c| interleave_key(c) == first).count()
 }
 
 /// The order of the group's cells in run `run`: forward on even runs,

@@ -2,7 +2,8 @@
 //! (curl, or Python's http.client) against `serve`, two `load` processes
 //! against one `serve` with the server's counters checked against theirs,
 //! and the faults (refused target, address in use, a peer speaking another
-//! protocol, a workload without a server).
+//! protocol, a workload without a server); `merge` of the load
+//! processes' logs and CSVs, and of the shards of a matrix (`--shard`).
 
 mod common;
 
@@ -100,7 +101,7 @@ fn two_load_processes_against_one_server_add_up() {
     let server = Server::start(&dir, &["--workload", "http", "--csv", "serve.csv"]);
     let load = |seed: &str, csv: &str| {
         let (dir, addr) = (dir.clone(), server.addr.clone());
-        let (seed, csv) = (seed.to_string(), csv.to_string());
+        let (seed, csv, hdr) = (seed.to_string(), csv.to_string(), format!("h{csv}"));
         std::thread::spawn(move || {
             let args = [
                 "load",
@@ -122,6 +123,8 @@ fn two_load_processes_against_one_server_add_up() {
                 &seed,
                 "--csv",
                 &csv,
+                "--hdr-dir",
+                &hdr,
                 "--quiet",
             ];
             wsbench_in(&dir, &args)
@@ -147,6 +150,117 @@ fn two_load_processes_against_one_server_add_up() {
     assert_eq!(col(&header, &rows[0], "ops"), sent.to_string(), "server answered what the loads sent");
     assert_eq!(col(&header, &rows[0], "failed"), "0");
     assert_ne!(col(&header, &rows[0], "service_p99_us"), "", "the server measured service time");
+    merge_the_two_load_processes(&dir);
+}
+
+/// The only file in `dir`.
+fn only_file(dir: &Path) -> String {
+    let entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    entries[0].display().to_string()
+}
+
+/// `merge` of the two load processes above: one distribution of 400
+/// requests, the throughputs summed, the latencies from the added
+/// histograms; misfits refused, nothing overwritten.
+fn merge_the_two_load_processes(dir: &Path) {
+    let (la, lb) = (only_file(&dir.join("ha.csv")), only_file(&dir.join("hb.csv")));
+    let merged = wsbench_in(dir, &["merge", &la, &lb, "--out", "m.hlog"]);
+    merged.ok().stdout_has(&["merged 2 logs", "never averaged"]);
+    let run0 = merged.stdout.lines().find(|l| l.starts_with("run0 ")).unwrap_or_else(|| panic!("{}", merged.stdout));
+    let fields: Vec<_> = run0.split_whitespace().collect();
+    assert_eq!(&fields[1..3], ["2", "400"], "2 processes, 200 + 200 latencies: {run0}");
+    assert!(dir.join("m.hlog").is_file());
+    wsbench_in(dir, &["merge", "a.csv", "b.csv", &la, &lb, "--out", "m.csv"]).ok();
+    let (header, rows) = read_csv(&dir.join("m.csv"));
+    assert_eq!(rows.len(), 1, "one run, one row");
+    let m = |name: &str| col(&header, &rows[0], name).to_string();
+    let num = |csv: &str, name: &str| -> f64 {
+        let (h, r) = read_csv(&dir.join(csv));
+        col(&h, &r[0], name).parse().unwrap()
+    };
+    assert_eq!((m("status"), m("ops"), m("sent"), m("failed")), ("ok".into(), "400".into(), "400".into(), "0".into()));
+    assert_eq!(m("rate_per_s"), "400", "the offered rates add up");
+    let thr: f64 = m("throughput_per_s").parse().unwrap();
+    let sum = num("a.csv", "throughput_per_s") + num("b.csv", "throughput_per_s");
+    assert!((thr - sum).abs() < 0.002, "throughput {thr} = {sum}, the processes' summed");
+    // The added histogram's max is the larger max; its quantiles lie
+    // between the processes' own.
+    let max = num("a.csv", "max_us").max(num("b.csv", "max_us"));
+    assert_eq!(m("max_us").parse::<f64>().unwrap(), max);
+    for q in ["p50_us", "p99_us"] {
+        let (lo, hi) = (num("a.csv", q).min(num("b.csv", q)), num("a.csv", q).max(num("b.csv", q)));
+        let v: f64 = m(q).parse().unwrap();
+        assert!(lo <= v && v <= hi, "{q} {v} outside [{lo}, {hi}]");
+    }
+    // Misfits: a CSV twice (overlap), logs without CSVs in a CSV merge of
+    // the wrong count, an existing --out, a foreign kind.
+    wsbench_in(dir, &["merge", "a.csv", "a.csv", "--out", "x.csv"]).code(2).stderr_has(&["both hold cell"]);
+    wsbench_in(dir, &["merge", "a.csv", "b.csv", &la, "--out", "x.csv"]).code(2).stderr_has(&["2 CSVs and 1 HDR logs"]);
+    let before = std::fs::read(dir.join("m.csv")).unwrap();
+    wsbench_in(dir, &["merge", "a.csv", "b.csv", "--out", "m.csv"]).code(2).stderr_has(&["m.csv", "exists"]);
+    assert_eq!(std::fs::read(dir.join("m.csv")).unwrap(), before, "nothing overwritten");
+    wsbench_in(dir, &["merge", "a.csv", "serve.csv", "--out", "x.txt"]).code(2).stderr_has(&["x.txt", ".csv"]);
+    wsbench_in(dir, &["merge", "a.csv", &la, "--out", "x.hlog"]).code(2).stderr_has(&["only .hlog inputs"]);
+    // The server's row is another cell (its scheduler), so its log-less
+    // CSV is no load process of this cell.
+    wsbench_in(dir, &["merge", "a.csv", "serve.csv", &la, &lb, "--out", "y.csv"]).code(2).stderr_has(&["does not fit"]);
+}
+
+#[test]
+fn shards_cover_the_matrix_and_misfits_are_refused() {
+    let dir = scratch("shards");
+    let base = [
+        "--sched",
+        "steal-half,tokio",
+        "--workers",
+        "1,2",
+        "--workload",
+        "yield-many",
+        "--duration",
+        "20ms",
+        "--warmup",
+        "0s",
+        "--in-process",
+        "--quiet",
+    ];
+    let shard = |i: &str, csv: &str, extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend(["--shard", i, "--csv", csv]);
+        if !extra.contains(&"--runs") {
+            args.extend(["--runs", "1"]);
+        }
+        args.extend(extra);
+        wsbench_in(&dir, &args)
+    };
+    for (i, csv) in [("1/3", "s1.csv"), ("2/3", "s2.csv"), ("3/3", "s3.csv")] {
+        shard(i, csv, &[]).ok();
+    }
+    let merged = wsbench_in(&dir, &["merge", "s1.csv", "s2.csv", "s3.csv", "--out", "all.csv"]);
+    merged.ok().stdout_has(&["merged 3 shards: 4 cells, 4 rows"]);
+    let (header, rows) = read_csv(&dir.join("all.csv"));
+    let mut cells: Vec<_> =
+        rows.iter().map(|r| format!("{} x{}", col(&header, r, "scheduler"), col(&header, r, "workers"))).collect();
+    cells.sort();
+    assert_eq!(cells, ["steal-half x1", "steal-half x2", "tokio x1", "tokio x2"], "the union is the matrix, once each");
+    wsbench_in(&dir, &["merge", "s1.csv", "s1.csv", "--out", "twice.csv"]).code(2).stderr_has(&["both hold cell"]);
+    // Different settings: another parameter, another --runs.
+    shard("2/3", "params.csv", &["--param", "tasks=7"]).ok();
+    wsbench_in(&dir, &["merge", "s1.csv", "params.csv", "--out", "x.csv"])
+        .code(2)
+        .stderr_has(&["different settings", "tasks=7"]);
+    shard("2/3", "runs.csv", &["--runs", "2"]).ok();
+    wsbench_in(&dir, &["merge", "s1.csv", "runs.csv", "--out", "x.csv"]).code(2).stderr_has(&["runs per cell differ"]);
+    assert!(!dir.join("x.csv").exists(), "a refused merge writes nothing");
+    // Bad --shard values are refused naming the value.
+    for bad in ["5/4", "0/4", "two/4"] {
+        let mut args = base.to_vec();
+        args.extend(["--shard", bad]);
+        wsbench_in(&dir, &args).code(2).stderr_has(&[&format!("`{bad}`"), "1 <= I <= N"]);
+    }
+    let mut args = base.to_vec();
+    args.extend(["--shard", "5/5"]);
+    wsbench_in(&dir, &args).code(2).stderr_has(&["5/5", "only 4 cell"]);
 }
 
 #[test]

@@ -100,6 +100,8 @@ pub struct HdrLog {
     pub meta: BTreeMap<String, String>,
     /// `(tag, histogram)` per interval, in file order.
     pub intervals: Vec<(Option<String>, Histogram<u64>)>,
+    /// Each interval's length, in the order of `intervals`.
+    pub lengths: Vec<Duration>,
 }
 
 impl HdrLog {
@@ -129,6 +131,7 @@ pub fn read(path: &Path) -> Result<HdrLog> {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     let mut intervals = Vec::new();
+    let mut lengths = Vec::new();
     let mut deserializer = Deserializer::new();
     for (line, entry) in IntervalLogIterator::new(&bytes).enumerate() {
         let entry =
@@ -141,12 +144,13 @@ pub fn read(path: &Path) -> Result<HdrLog> {
                 .deserialize(&mut Cursor::new(raw))
                 .map_err(|e| anyhow!("`{}`: cannot decode a histogram: {e:?}", path.display()))?;
             intervals.push((ilh.tag().map(|t| t.as_str().to_string()), h));
+            lengths.push(ilh.duration());
         }
     }
     if intervals.is_empty() {
         bail!("`{}` holds no interval histograms", path.display());
     }
-    Ok(HdrLog { meta, intervals })
+    Ok(HdrLog { meta, intervals, lengths })
 }
 
 /// Writes one log per cell into a directory.

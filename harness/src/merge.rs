@@ -1,0 +1,549 @@
+//! `wsbench merge FILE… --out FILE`: puts together what several processes
+//! measured.
+//!
+//! - **Load processes** that loaded one server (`wsbench load` on several
+//!   machines): their HDR logs (`--hdr-dir`, `.hlog`) hold every latency,
+//!   so each run's histograms are *added* into one distribution (never
+//!   averaged percentiles). `--out X.hlog` writes the added log; `--out
+//!   X.csv` with the processes' CSVs given too writes one row per run:
+//!   latencies from the added histograms, and ops, sent, failed,
+//!   throughput and offered load summed over the processes.
+//! - **Shards** of one matrix (`run --shard I/N`): their CSV rows side by
+//!   side, unchanged. The shards must fit: the same columns and schema
+//!   version, the same code (`git_sha`), the same runs per cell, the same
+//!   parameters per workload, and no cell in two shards.
+//!
+//! Inputs are only read; `--out` must be a new file.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, ensure, Context, Result};
+use hdrhistogram::Histogram;
+
+use crate::cli::MergeArgs;
+use crate::env::Environment;
+use crate::export::hdr::{self, HdrLog, RUN_TAG, UNCORRECTED_TAG};
+use crate::export::write_atomically;
+use crate::health;
+use crate::load::{load, ResultsFile};
+use crate::outcome::{CellOutcome, Results, RunHistograms, Settings};
+use crate::record::{CellKey, Latencies, RunRecord, Status, US_PER_NS};
+use crate::table::Table;
+use crate::units::{format_count, format_us};
+
+/// `wsbench merge`.
+pub fn main(a: &MergeArgs) -> Result<ExitCode> {
+    ensure!(a.files.len() >= 2, "merge needs at least 2 input files, got {}", a.files.len());
+    ensure!(
+        !a.out.exists(),
+        "--out `{}` exists; merge writes a new file and overwrites nothing (choose another path)",
+        a.out.display()
+    );
+    let (mut csvs, mut logs) = (Vec::new(), Vec::new());
+    for f in &a.files {
+        match kind(f) {
+            "csv" => csvs.push(f.clone()),
+            "hlog" => logs.push(f.clone()),
+            other => bail!(
+                "input `{}`: unknown kind `.{other}`; allowed: .csv (results) and .hlog (HDR logs of `load --hdr-dir`)",
+                f.display()
+            ),
+        }
+    }
+    match kind(&a.out) {
+        "hlog" => {
+            ensure!(
+                csvs.is_empty(),
+                "--out `{}` is an HDR log: give only .hlog inputs (`{}` is a CSV; for a merged CSV use --out X.csv)",
+                a.out.display(),
+                csvs[0].display()
+            );
+            merge_logs_only(&logs, &a.out)
+        }
+        "csv" if logs.is_empty() => merge_shards(&csvs, &a.out),
+        "csv" => merge_load_csvs(&csvs, &logs, &a.out),
+        other => bail!(
+            "--out `{}`: unknown kind `.{other}`; allowed: .csv (shards, or load processes with their logs) or \
+             .hlog (load processes' HDR logs)",
+            a.out.display()
+        ),
+    }
+}
+
+fn kind(path: &Path) -> &str {
+    path.extension().and_then(|e| e.to_str()).unwrap_or("")
+}
+
+/// The cell fields every load process of one cell shares (each may offer
+/// its own rate; the rates add up).
+fn same_cell(a: &CellKey, b: &CellKey) -> Option<&'static str> {
+    [
+        ("scheduler (--label)", a.scheduler == b.scheduler),
+        ("workers (--server-workers)", a.workers == b.workers),
+        ("workload", a.workload == b.workload),
+        ("knobs", a.knobs == b.knobs),
+        ("params", a.params == b.params),
+    ]
+    .into_iter()
+    .find(|(_, same)| !same)
+    .map(|(field, _)| field)
+}
+
+/// A load process's HDR log: its cell and its histograms by tag, with each
+/// interval's length.
+struct Log {
+    path: PathBuf,
+    key: CellKey,
+    log: HdrLog,
+}
+
+impl Log {
+    fn read(path: &Path) -> Result<Log> {
+        let log = hdr::read(path)?;
+        let meta = |k: &str| log.meta.get(k).cloned().unwrap_or_default();
+        ensure!(
+            !meta("workload").is_empty(),
+            "`{}` has no `#wsbench.workload` line: not a log written by `wsbench load --hdr-dir`",
+            path.display()
+        );
+        let workers = meta("workers");
+        let rate = meta("rate_per_s");
+        let key = CellKey {
+            scheduler: meta("scheduler"),
+            workers: workers.parse().with_context(|| format!("`{}`: workers `{workers}`", path.display()))?,
+            workload: meta("workload"),
+            knobs: meta("knobs"),
+            params: meta("params"),
+            rate_per_s: if rate.is_empty() {
+                None
+            } else {
+                Some(rate.parse().with_context(|| format!("`{}`: rate_per_s `{rate}`", path.display()))?)
+            },
+        };
+        Ok(Log { path: path.to_path_buf(), key, log })
+    }
+
+    fn tags(&self) -> BTreeSet<String> {
+        self.log.intervals.iter().filter_map(|(t, _)| t.clone()).collect()
+    }
+
+    fn interval(&self, tag: &str) -> Option<(&Histogram<u64>, Duration)> {
+        let i = self.log.intervals.iter().position(|(t, _)| t.as_deref() == Some(tag))?;
+        Some((&self.log.intervals[i].1, self.log.lengths[i]))
+    }
+}
+
+/// The runs that the merged logs hold: per run its added corrected and
+/// uncorrected histograms, the longest interval, and the processes' own
+/// rates (latencies / interval) summed.
+struct MergedRun {
+    run: usize,
+    /// The logs that hold the run.
+    processes: usize,
+    latency_ns: Histogram<u64>,
+    uncorrected_ns: Option<Histogram<u64>>,
+    elapsed: Duration,
+    throughput_per_s: f64,
+}
+
+/// Reads and checks the logs (one cell) and adds them up run by run.
+/// With `same_runs`, every log must hold the same runs (a log alone
+/// cannot tell a failed run from a missing one); without, a run is added
+/// over the logs that hold it and [`MergedRun::processes`] says how many.
+fn add_logs(files: &[PathBuf], same_runs: bool) -> Result<(CellKey, Vec<MergedRun>)> {
+    ensure!(files.len() >= 2, "merging load processes needs at least 2 HDR logs, got {}", files.len());
+    let logs: Vec<Log> = files.iter().map(|f| Log::read(f)).collect::<Result<_>>()?;
+    let first = &logs[0];
+    for log in &logs[1..] {
+        if let Some(field) = same_cell(&first.key, &log.key) {
+            bail!(
+                "`{}` does not fit `{}`: different {field} ({} vs {}); only the logs of one cell merge (the rate may differ)",
+                log.path.display(),
+                first.path.display(),
+                log.key,
+                first.key
+            );
+        }
+        ensure!(
+            !same_runs || log.tags() == first.tags(),
+            "`{}` does not fit `{}`: runs {:?} vs {:?} (every process must have the same successful runs; give the \
+             processes' CSVs too and --out X.csv to merge around a failed run)",
+            log.path.display(),
+            first.path.display(),
+            log.tags(),
+            first.tags()
+        );
+    }
+    let rates: Option<u64> = logs.iter().map(|l| l.key.rate_per_s).sum();
+    let key = CellKey { rate_per_s: rates, ..first.key.clone() };
+    let run_of = |tag: &String| tag.strip_prefix(RUN_TAG).and_then(|r| r.parse::<usize>().ok());
+    let all: BTreeSet<usize> = logs.iter().flat_map(|l| l.tags()).filter_map(|t| run_of(&t)).collect();
+    let mut runs = Vec::new();
+    for run in all {
+        runs.push(add_run(&logs, run)?);
+    }
+    ensure!(!runs.is_empty(), "`{}` holds no `{RUN_TAG}<i>` interval (no successful run)", first.path.display());
+    Ok((key, runs))
+}
+
+/// Run `run` added over the logs that hold it.
+fn add_run(logs: &[Log], run: usize) -> Result<MergedRun> {
+    let tag = format!("{RUN_TAG}{run}");
+    let mut latency_ns: Option<Histogram<u64>> = None;
+    let mut uncorrected: Vec<Option<&Histogram<u64>>> = Vec::new();
+    let (mut elapsed, mut throughput_per_s, mut processes) = (Duration::ZERO, 0.0, 0);
+    for log in logs {
+        let Some((h, length)) = log.interval(&tag) else { continue };
+        processes += 1;
+        add_into(&mut latency_ns, h, &tag)?;
+        elapsed = elapsed.max(length);
+        if !length.is_zero() {
+            throughput_per_s += h.len() as f64 / length.as_secs_f64();
+        }
+        uncorrected.push(log.interval(&format!("{UNCORRECTED_TAG}{run}")).map(|(u, _)| u));
+    }
+    // The uncorrected distribution only when every process kept one.
+    let mut uncorrected_ns = None;
+    if uncorrected.iter().all(Option::is_some) {
+        for u in uncorrected.into_iter().flatten() {
+            add_into(&mut uncorrected_ns, u, &format!("{UNCORRECTED_TAG}{run}"))?;
+        }
+    }
+    let latency_ns = latency_ns.expect("the run's tag came from one of the logs");
+    Ok(MergedRun { run, processes, latency_ns, uncorrected_ns, elapsed, throughput_per_s })
+}
+
+fn add_into(sum: &mut Option<Histogram<u64>>, h: &Histogram<u64>, tag: &str) -> Result<()> {
+    match sum {
+        Some(s) => s.add(h).map_err(|e| anyhow!("cannot add the histograms of {tag}: {e:?}")),
+        None => {
+            *sum = Some(h.clone());
+            Ok(())
+        }
+    }
+}
+
+/// Per run: processes, requests, summed throughput, merged percentiles.
+fn runs_table(runs: &[MergedRun]) -> Table {
+    let header = ["run", "processes", "requests", "throughput/s", "p50", "p99", "p99.9", "max"];
+    let q = |h: &Histogram<u64>, q: f64| format_us(h.value_at_quantile(q) as f64 * US_PER_NS);
+    Table {
+        header: header.map(String::from).to_vec(),
+        right: vec![false, true, true, true, true, true, true, true],
+        rows: runs
+            .iter()
+            .map(|r| {
+                vec![
+                    format!("{RUN_TAG}{}", r.run),
+                    r.processes.to_string(),
+                    r.latency_ns.len().to_string(),
+                    format_count(r.throughput_per_s),
+                    q(&r.latency_ns, 0.5),
+                    q(&r.latency_ns, 0.99),
+                    q(&r.latency_ns, 0.999),
+                    format_us(r.latency_ns.max() as f64 * US_PER_NS),
+                ]
+            })
+            .collect(),
+    }
+}
+
+const ADDED: &str =
+    "latencies from the added histograms (never averaged percentiles); throughput = the processes' own \
+                     rates summed";
+
+/// `.hlog` inputs, `--out X.hlog`.
+fn merge_logs_only(files: &[PathBuf], out: &Path) -> Result<ExitCode> {
+    let (key, runs) = add_logs(files, true)?;
+    print!("{}", runs_table(&runs).render_text());
+    let histograms = runs
+        .into_iter()
+        .map(|r| RunHistograms {
+            run: r.run,
+            elapsed: r.elapsed,
+            latency_ns: r.latency_ns,
+            uncorrected_ns: r.uncorrected_ns,
+        })
+        .collect();
+    let outcome = CellOutcome { key: key.clone(), records: Vec::new(), histograms };
+    let results = Results::new(Environment::capture(), unknown_settings());
+    write_atomically(out, &hdr::encode(&key, &outcome, &results)?)?;
+    println!("merged {} logs of {key} into {}", files.len(), out.display());
+    println!("{ADDED}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Settings of a merged result: each process's own are in its own files,
+/// so none is claimed here (only the table's reference label is used).
+fn unknown_settings() -> Settings {
+    Settings {
+        duration_s: f64::NAN,
+        warmup_s: f64::NAN,
+        runs: 0,
+        seed: 0,
+        pin: false,
+        timeout_s: f64::NAN,
+        baseline_sched: String::new(),
+        slo: None,
+    }
+}
+
+/// Sum of `f` over `rows` when every row has it.
+fn sum<T: std::iter::Sum<T>>(rows: &[&RunRecord], f: impl Fn(&RunRecord) -> Option<T>) -> Option<T> {
+    rows.iter().map(|r| f(r)).sum()
+}
+
+/// The CSVs of the load processes (one cell each) and their logs.
+fn merge_load_csvs(csvs: &[PathBuf], logs: &[PathBuf], out: &Path) -> Result<ExitCode> {
+    ensure!(
+        csvs.len() == logs.len(),
+        "{} CSVs and {} HDR logs: give each load process's CSV and its log of the same cell",
+        csvs.len(),
+        logs.len()
+    );
+    let files: Vec<ResultsFile> = csvs.iter().map(|f| load(f)).collect::<Result<_>>()?;
+    let mut keys = Vec::new();
+    for f in &files {
+        let cells: BTreeSet<&CellKey> = f.records.iter().map(|r| &r.key).collect();
+        ensure!(
+            cells.len() == 1,
+            "`{}` holds {} cells; merge load processes one cell at a time (one --rate per load process, or give the \
+             files of one rate)",
+            f.path.display(),
+            cells.len()
+        );
+        keys.push(f.records[0].key.clone());
+    }
+    check_same_code(&files)?;
+    let (key, runs) = add_logs(logs, false)?;
+    for (f, k) in files.iter().zip(&keys) {
+        if let Some(field) = same_cell(&key, k) {
+            bail!("`{}` does not fit the logs: different {field} ({k} vs {key})", f.path.display());
+        }
+    }
+    let csv_rates: Option<u64> = keys.iter().map(|k| k.rate_per_s).sum();
+    ensure!(
+        csv_rates == key.rate_per_s,
+        "the CSVs' rates add up to {csv_rates:?}/s, the logs' to {:?}/s: they are not the same processes' files",
+        key.rate_per_s
+    );
+    let mut records = Vec::new();
+    let all_runs: BTreeSet<usize> = files.iter().flat_map(|f| f.records.iter().map(|r| r.run)).collect();
+    for run in all_runs {
+        let mut rows = Vec::new();
+        for f in &files {
+            let row = f.records.iter().find(|r| r.run == run).with_context(|| {
+                format!(
+                    "`{}` has no run {run} that the other CSVs have (every process must run the same --runs)",
+                    f.path.display()
+                )
+            })?;
+            rows.push((f.path.as_path(), row));
+        }
+        records.push(merged_record(&key, run, &rows, runs.iter().find(|r| r.run == run))?);
+    }
+    write_rows(out, &files, &records)?;
+    print!("{}", runs_table(&runs).render_text());
+    println!("merged {} load processes of {key} into {}", files.len(), out.display());
+    println!("{ADDED}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One run of the load processes as one row: failed when any process's run
+/// failed (its distribution would be partial), else the sums and the
+/// added histogram's latencies.
+fn merged_record(
+    key: &CellKey,
+    run: usize,
+    rows: &[(&Path, &RunRecord)],
+    merged: Option<&MergedRun>,
+) -> Result<RunRecord> {
+    let names: Vec<String> = rows.iter().map(|(p, _)| p.display().to_string()).collect();
+    let failed: Vec<String> = rows
+        .iter()
+        .filter(|(_, r)| r.status == Status::Failed)
+        .map(|(p, r)| format!("`{}`: {}", p.display(), r.error))
+        .collect();
+    if !failed.is_empty() {
+        let mut r = RunRecord::failed(key.clone(), run, format!("failed in a load process: {}", failed.join("; ")));
+        r.notes = format!("merged from {} load processes: {}", rows.len(), names.join(", "));
+        return Ok(r);
+    }
+    let m = merged.with_context(|| format!("run {run} succeeded in every CSV but no log holds its histogram"))?;
+    ensure!(
+        m.processes == rows.len(),
+        "run {run} succeeded in all {} CSVs but only {} of the logs hold its histogram: they are not the same \
+         processes' files",
+        rows.len(),
+        m.processes
+    );
+    let only: Vec<&RunRecord> = rows.iter().map(|(_, r)| *r).collect();
+    let ops: u64 = sum(&only, |r| r.ops).unwrap_or(0);
+    // A log holds a latency per completed request and per failed one that
+    // got an answer (or an error) in time; never fewer than the completed.
+    let failed = sum(&only, |r| r.failed).unwrap_or(0);
+    ensure!(
+        (ops..=ops + failed).contains(&m.latency_ns.len()),
+        "run {run}: the CSVs count {ops} completed and {failed} failed requests, the logs hold {} latencies: they are \
+         not the same processes' files",
+        m.latency_ns.len()
+    );
+    let mut r = RunRecord::failed(key.clone(), run, String::new());
+    r.status = Status::Ok;
+    r.duration_s = only.iter().filter_map(|r| r.duration_s).reduce(f64::max);
+    r.ops = Some(ops);
+    r.failed = sum(&only, |r| r.failed);
+    r.sent = sum(&only, |r| r.sent);
+    r.throughput_per_s = sum(&only, |r| r.throughput_per_s);
+    r.offered_per_s = sum(&only, |r| r.offered_per_s);
+    r.latency = Latencies::from_histogram_ns(&m.latency_ns);
+    r.uncorrected_p99_us =
+        m.uncorrected_ns.as_ref().filter(|h| !h.is_empty()).map(|h| h.value_at_quantile(0.99) as f64 * US_PER_NS);
+    r.schedule_slipped = only.iter().any(|r| r.schedule_slipped);
+    let params: BTreeSet<&str> = only.iter().map(|r| r.resolved_params.as_str()).collect();
+    r.resolved_params = if params.len() == 1 { only[0].resolved_params.clone() } else { String::new() };
+    let mut notes = vec![format!("merged from {} load processes: {}", rows.len(), names.join(", "))];
+    for (p, _) in rows.iter().filter(|(_, r)| r.schedule_slipped) {
+        notes.push(format!("`{}` did not keep its schedule", p.display()));
+    }
+    r.notes = notes.join("; ");
+    if let Some(reason) = health::too_many_failures(&r) {
+        (r.status, r.error) = (Status::Failed, reason);
+    }
+    Ok(r)
+}
+
+/// Shards and load processes of one result run the same code.
+fn check_same_code(files: &[ResultsFile]) -> Result<()> {
+    let first = &files[0];
+    for f in &files[1..] {
+        ensure!(
+            f.schema_version == first.schema_version,
+            "`{}` does not fit `{}`: schema_version {} vs {} (CSVs of different wsbench versions)",
+            f.path.display(),
+            first.path.display(),
+            f.schema_version,
+            first.schema_version
+        );
+        ensure!(
+            f.git_sha == first.git_sha,
+            "`{}` does not fit `{}`: git_sha {} vs {} (the parts of one result run the same code)",
+            f.path.display(),
+            first.path.display(),
+            f.git_sha,
+            first.git_sha
+        );
+    }
+    Ok(())
+}
+
+/// Writes merged load rows. The row's machine columns name the load
+/// processes' hosts (joined with `+`); the CPU columns stay blank (each
+/// process measured its own client, not the server).
+fn write_rows(out: &Path, files: &[ResultsFile], records: &[RunRecord]) -> Result<()> {
+    let mut env = Environment::capture();
+    let hosts: BTreeSet<&str> = files.iter().map(|f| f.host.as_str()).collect();
+    let models: BTreeSet<&str> = files.iter().map(|f| f.cpu_model.as_str()).collect();
+    let cpus: BTreeSet<Option<usize>> = files.iter().map(|f| f.logical_cpus).collect();
+    env.host = hosts.into_iter().collect::<Vec<_>>().join("+");
+    env.cpu_model = models.into_iter().collect::<Vec<_>>().join("+");
+    env.logical_cpus = if cpus.len() == 1 { files[0].logical_cpus } else { None };
+    env.git_sha = files[0].git_sha.clone();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(crate::export::csv::header())?;
+    for r in records {
+        w.write_record(crate::export::csv::row(&env, r))?;
+    }
+    let bytes = w.into_inner().map_err(|e| anyhow!("cannot encode the merged CSV: {e}"))?;
+    write_atomically(out, &bytes)
+}
+
+/// Puts the rows of the shards of one matrix side by side (see the module
+/// doc for what must fit).
+fn merge_shards(files: &[PathBuf], out: &Path) -> Result<ExitCode> {
+    let parsed: Vec<ResultsFile> = files.iter().map(|f| load(f)).collect::<Result<_>>()?;
+    check_same_code(&parsed)?;
+    let mut owner: BTreeMap<CellKey, &Path> = BTreeMap::new();
+    // One matrix gives every cell of a workload the same --param values.
+    let mut params: BTreeMap<&str, (&str, &Path)> = BTreeMap::new();
+    let mut runs_per_file = Vec::new();
+    for f in &parsed {
+        for r in &f.records {
+            let (p, first) = *params.entry(&r.key.workload).or_insert((&r.key.params, &f.path));
+            ensure!(
+                p == r.key.params,
+                "`{}` does not fit `{}`: different settings: workload {} with params `{}` vs `{p}` (shards of one \
+                 matrix are run with the same options)",
+                f.path.display(),
+                first.display(),
+                r.key.workload,
+                r.key.params
+            );
+        }
+        let mut runs: BTreeMap<&CellKey, BTreeSet<usize>> = BTreeMap::new();
+        for r in &f.records {
+            runs.entry(&r.key).or_default().insert(r.run);
+        }
+        for key in runs.keys() {
+            if let Some(p) = owner.get(*key) {
+                bail!(
+                    "`{}` does not fit `{}`: both hold cell {key}; shards of one matrix are disjoint (to combine load \
+                     processes that loaded one server, give their HDR logs too: their histograms add up)",
+                    f.path.display(),
+                    p.display()
+                );
+            }
+            owner.insert((*key).clone(), &f.path);
+        }
+        // The cell with the most runs shows --runs (a hung run skips the rest of its cell).
+        runs_per_file.push((f.path.as_path(), runs.values().map(BTreeSet::len).max().unwrap_or(0)));
+    }
+    if runs_per_file.iter().any(|(_, n)| *n != runs_per_file[0].1) {
+        let detail: Vec<String> = runs_per_file.iter().map(|(p, n)| format!("`{}` {n}", p.display())).collect();
+        bail!(
+            "the shards do not fit: runs per cell differ ({}); shards of one matrix use the same --runs",
+            detail.join(", ")
+        );
+    }
+    let mut header: Option<csv::StringRecord> = None;
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut rows = 0;
+    for f in files {
+        let mut reader = csv::Reader::from_path(f).with_context(|| format!("cannot open `{}`", f.display()))?;
+        let h = reader.headers().with_context(|| format!("`{}`: no header", f.display()))?.clone();
+        match &header {
+            Some(first) => ensure!(
+                *first == h,
+                "`{}` does not fit `{}`: different columns (schema)",
+                f.display(),
+                files[0].display()
+            ),
+            None => {
+                w.write_record(&h)?;
+                header = Some(h);
+            }
+        }
+        for rec in reader.records() {
+            w.write_record(&rec.with_context(|| format!("`{}`: unreadable row", f.display()))?)?;
+            rows += 1;
+        }
+    }
+    let bytes = w.into_inner().map_err(|e| anyhow!("cannot encode the merged CSV: {e}"))?;
+    write_atomically(out, &bytes)?;
+    println!("merged {} shards: {} cells, {rows} rows into {}", files.len(), owner.len(), out.display());
+    let hosts: BTreeSet<&str> = parsed.iter().map(|f| f.host.as_str()).collect();
+    let models: BTreeSet<&str> = parsed.iter().map(|f| f.cpu_model.as_str()).collect();
+    if models.len() > 1 {
+        let list: Vec<&str> = models.into_iter().collect();
+        println!(
+            "note: the shards ran on different CPU models ({}); compare cells across them with care",
+            list.join(", ")
+        );
+    } else if hosts.len() > 1 {
+        println!("note: the shards ran on {} hosts of one CPU model", hosts.len());
+    }
+    Ok(ExitCode::SUCCESS)
+}
