@@ -4,6 +4,12 @@
 #   scripts/nightly.sh                run the nightly matrix, compare with the baseline
 #   scripts/nightly.sh --tiny         the same pipeline on a tiny matrix (CI smoke run,
 #                                     under 2 minutes after the build); also WSBENCH_TINY=1
+#   scripts/nightly.sh --ab REF       A/B in one invocation: build REF (a git commit, tag or
+#                                     branch; or the path of a built wsbench; or `same`, this
+#                                     binary, which measures the gate's false alarms on identical
+#                                     code), run every run in both back to back (`run --base-bin`)
+#                                     and judge this commit against REF on the pairs instead of
+#                                     against the stored baseline; combines with --tiny
 #   scripts/nightly.sh --promote DIR  make DIR's results the baseline of this machine
 #                                     (copies DIR/results.csv to results/baseline/; commit it);
 #                                     refused when DIR was recorded from a dirty tree
@@ -48,6 +54,13 @@ baseline_candidates() {
 }
 
 tiny=${WSBENCH_TINY:-0}
+ab=""
+if [ "${1:-}" = --tiny ] && [ "${2:-}" = --ab ]; then tiny=1; shift; fi
+if [ "${1:-}" = --ab ]; then
+    ab=${2:?usage: scripts/nightly.sh [--tiny] --ab <git ref | path to wsbench | same>}
+    shift 2
+    if [ "${1:-}" = --tiny ]; then tiny=1; shift; fi
+fi
 case "${1:-}" in
     --tiny) tiny=1 ;;
     --promote)
@@ -71,7 +84,7 @@ case "${1:-}" in
         exit 0
         ;;
     "") ;;
-    *) echo "error: unknown argument '$1'; usage: scripts/nightly.sh [--tiny | --promote DIR]" >&2; exit 2 ;;
+    *) echo "error: unknown argument '$1'; usage: scripts/nightly.sh [--tiny] [--ab REF] | --promote DIR" >&2; exit 2 ;;
 esac
 
 cores=$(logical_cpus)
@@ -93,6 +106,30 @@ if [ "$tiny" = 1 ]; then echo tiny > "$out/mode"; else echo full > "$out/mode"; 
 
 bin=$(wsbench_bin)
 
+# --ab: the base program and its commit.
+ab_args=()
+if [ -n "$ab" ]; then
+    if [ "$ab" = same ]; then
+        base_bin=$bin base_sha="$(git rev-parse HEAD 2>/dev/null || echo unknown) (same binary)"
+    elif [ -x "$ab" ] && [ -f "$ab" ]; then
+        base_bin=$ab base_sha=unknown
+    else
+        base_sha=$(git rev-parse --verify --quiet "$ab^{commit}") \
+            || { echo "error: --ab '$ab' is neither a built wsbench, nor 'same', nor a git commit here" >&2; exit 2; }
+        base_dir=${WSBENCH_AB_DIR:-target/ab-base}/$base_sha
+        if [ ! -x "$base_dir/target/release/wsbench" ]; then
+            echo "nightly: building the A/B base $base_sha in $base_dir" >&2
+            rm -rf "$base_dir/src"
+            mkdir -p "$base_dir"
+            git worktree add --detach "$base_dir/src" "$base_sha" >&2
+            cargo build --release -p wsbench --manifest-path "$base_dir/src/Cargo.toml" --target-dir "$base_dir/target" >&2
+            git worktree remove --force "$base_dir/src" >&2 || true
+        fi
+        base_bin=$base_dir/target/release/wsbench
+    fi
+    ab_args=(--base-bin "$base_bin" --base-csv "$out/base.csv" --base-sha "$base_sha")
+fi
+
 echo "nightly: ${cores} logical CPUs, output in $out" >&2
 if [ "$tiny" != 1 ]; then
     # The known-answer timing tests in their strict form: on the nightly's
@@ -100,7 +137,7 @@ if [ "$tiny" != 1 ]; then
     # stolen (under plain `cargo test` that case is reported inconclusive).
     WSBENCH_STRICT_MEASUREMENT=1 cargo test --release -p wsbench-workloads --test measurement >&2
 fi
-"$bin" run "${matrix[@]}" --quiet \
+"$bin" run "${matrix[@]}" "${ab_args[@]}" --quiet \
     --csv "$out/results.csv" --json "$out/results.json" --markdown "$out/summary.md" --hdr-dir "$out/hdr" \
     | tee "$out/table.txt"
 "$bin" plot "$out/results.csv" --out "$out/plots" --hdr-dir "$out/hdr" > "$out/plots.txt"
@@ -112,7 +149,11 @@ if [ -z "$baseline" ]; then
     done < <(baseline_candidates "$suffix")
 fi
 status=0
-if [ -z "$baseline" ] || [ ! -f "$baseline" ]; then
+if [ -n "$ab" ]; then
+    "$bin" compare "$out/base.csv" "$out/results.csv" --out "$out/compare.md" --json "$out/compare.json" > /dev/null || status=$?
+    cat "$out/compare.md"
+    echo "nightly: A/B against $ab ($base_sha), judged on the pairs, exit status $status (0 ok, 1 regressed, 2 unusable input)" >&2
+elif [ -z "$baseline" ] || [ ! -f "$baseline" ]; then
     {
         echo "no baseline for this machine (looked for: $(baseline_candidates "$suffix" | tr '\n' ' '))"
         echo "to make this run the baseline: scripts/nightly.sh --promote $out"

@@ -10,7 +10,8 @@ use crate::config::RunConfig;
 use crate::doctor::{self, Machine};
 use crate::env::Environment;
 use crate::exit::negative;
-use crate::export;
+use crate::export::csv::CsvExporter;
+use crate::export::{self, Exporter};
 use crate::outcome::{Results, Settings};
 use crate::{compare, config, history, isolate, listing, matrix, merge, plot, remote, report, table};
 
@@ -56,8 +57,29 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
     let mut env = Environment::capture();
     let planned = config.workers.iter().copied().max().unwrap_or(1);
     env.findings = doctor::inspect(&Machine::this(), config::allowed_cpus(), planned, doctor::BUSY_SAMPLE);
+    let mut base_results = config.ab.as_ref().map(|ab| {
+        let mut base_env = env.clone();
+        base_env.git_sha = ab.sha.clone();
+        Results::new(base_env, Settings::of(&config))
+    });
+    let mut base_exporters: Vec<Box<dyn Exporter>> = match &config.ab {
+        Some(ab) => vec![Box::new(CsvExporter::open(&ab.csv)?)],
+        None => Vec::new(),
+    };
     let mut results = Results::new(env, Settings::of(&config));
-    matrix::run_matrix(&config, &plan, &mut results, &mut exporters)?;
+    let base = base_results.as_mut().map(|r| matrix::BaseSide { results: r, exporters: &mut base_exporters });
+    matrix::run_matrix(&config, &plan, &mut results, &mut exporters, base)?;
+    if let (Some(ab), Some(base)) = (&config.ab, &base_results) {
+        let ok = base.cells.iter().map(|c| c.ok_runs).sum::<usize>();
+        let all = base.records.len();
+        println!(
+            "A/B: the base `{}` ran every run too ({ok} of {all} ok), its rows in {}; judge the pairs with: wsbench compare {} {}",
+            ab.bin.display(),
+            ab.csv.display(),
+            ab.csv.display(),
+            config.csv.as_ref().map_or_else(|| "CURRENT.csv".to_string(), |p| p.display().to_string()),
+        );
+    }
     println!("{}", results.env.describe());
     print!("{}", table::cells_table(&results).render_text());
     if let Some(capacity) = table::capacity_table(&results) {

@@ -134,6 +134,23 @@ pub struct RunArgs {
     #[arg(long)]
     pub in_process: bool,
 
+    /// A/B in one invocation: run every run twice, back to back, once in a child process of
+    /// this program and once in a child process of BIN (the base: e.g. a build of the previous
+    /// commit), alternating which goes first; the base's rows go to --base-csv. `wsbench compare
+    /// BASE_CSV CSV` then judges each cell on the pairs, so machine drift between the two files
+    /// cancels. BIN must speak this program's child protocol (the hidden `__run-child`).
+    #[arg(long, value_name = "BIN", requires = "base_csv", conflicts_with = "in_process")]
+    pub base_bin: Option<PathBuf>,
+
+    /// With --base-bin: the CSV the base's rows are appended to (same rules as --csv).
+    #[arg(long, value_name = "PATH", requires = "base_bin")]
+    pub base_csv: Option<PathBuf>,
+
+    /// With --base-bin: the base's commit, written to its CSV's git_sha column [default:
+    /// unknown].
+    #[arg(long, value_name = "SHA", requires = "base_bin")]
+    pub base_sha: Option<String>,
+
     /// Per-run watchdog limit: a run still going after it becomes a failed row and the matrix
     /// moves on [default: 3 x (warm-up + duration) + 10s].
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]

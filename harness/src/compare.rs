@@ -10,6 +10,11 @@
 //! tail floor (it moves with machine noise as much as p99 does). Everything
 //! else is `unchanged`. Exit status: 1 when anything regressed, 0
 //! otherwise, 2 on unusable input or a report that cannot be written.
+//!
+//! Two files of one A/B invocation (`run --base-bin`, see [`crate::ab`])
+//! are judged on their pairs instead: the change is the median ratio
+//! current/base over the pairs, and both `p` and the corrected `q` come
+//! from the one-sample t-test on the pairs' log ratios.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
@@ -19,6 +24,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use crate::ab::{self, Pairing};
 use crate::cli::CompareArgs;
 use crate::exit::EXIT_FAILURE;
 use crate::export::file::check_distinct;
@@ -96,15 +102,16 @@ const METRICS: [Metric; 6] = [
 ];
 
 impl Metric {
+    fn value(&self, r: &RunRecord) -> Option<f64> {
+        match self.source {
+            Source::Throughput => r.throughput_per_s,
+            Source::Latency(m) => r.latency.map(|l| l.get(m)),
+            Source::CpuPerOp => r.cpu.cpu_us_per_op,
+        }
+    }
+
     fn values(&self, runs: &[&RunRecord]) -> Vec<f64> {
-        runs.iter()
-            .filter_map(|r| match self.source {
-                Source::Throughput => r.throughput_per_s,
-                Source::Latency(m) => r.latency.map(|l| l.get(m)),
-                Source::CpuPerOp => r.cpu.cpu_us_per_op,
-            })
-            .filter(|v| v.is_finite())
-            .collect()
+        runs.iter().filter_map(|r| self.value(r)).filter(|v| v.is_finite()).collect()
     }
 
     fn format(&self, v: f64) -> String {
@@ -122,21 +129,26 @@ pub struct Comparison {
     pub cell: CellKey,
     /// CSV column compared.
     pub metric: &'static str,
-    /// Median of the base runs.
+    /// Median of the base runs (paired: of the base side of the pairs).
     pub base: f64,
     /// Median of the current runs.
     pub current: f64,
-    /// (current - base) / base.
+    /// (current - base) / base; paired: the median of the pairs'
+    /// current/base ratios, minus 1.
     pub change: f64,
-    /// Two-sided Mann–Whitney U p-value.
+    /// Two-sided Mann–Whitney U p-value; paired: the t-test's (as
+    /// `t_test_p`).
     pub p_value: Option<f64>,
-    /// Two-sided p-value of Welch's t-test on the logarithms of the runs.
+    /// Two-sided p-value of Welch's t-test on the logarithms of the runs;
+    /// paired: of the one-sample t-test on the pairs' log ratios.
     pub t_test_p: Option<f64>,
     /// `t_test_p` adjusted for every comparison of the report
     /// (Benjamini–Hochberg).
     pub q_value: Option<f64>,
-    /// Ok runs on each side.
+    /// Ok runs on each side (paired: the pairs, twice).
     pub runs: (usize, usize),
+    /// Judged on the pairs of one A/B invocation.
+    pub paired: bool,
     /// The decision.
     pub verdict: Verdict,
     /// Why, when it is not obvious (e.g. every current run failed).
@@ -167,6 +179,8 @@ pub struct Report {
     pub tail_threshold: f64,
     /// Significance level.
     pub alpha: f64,
+    /// `paired` (two sides of one A/B invocation) or `independent`.
+    pub pairing: &'static str,
     /// Regressed / unchanged / improved counts.
     pub counts: BTreeMap<&'static str, usize>,
     /// Every comparison, worst first.
@@ -329,6 +343,26 @@ fn judge(metric: &Metric, cell: &CellKey, base: &[f64], current: &[f64]) -> Opti
         t_test_p: welch_log_p(base, current),
         q_value: None,
         runs: (base.len(), current.len()),
+        paired: false,
+        verdict: Verdict::Unchanged,
+        note: String::new(),
+    })
+}
+
+fn judge_paired(metric: &Metric, cell: &CellKey, pairs: &[(f64, f64)]) -> Option<Comparison> {
+    let test = ab::paired_test(pairs)?;
+    let (b, c): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
+    Some(Comparison {
+        cell: cell.clone(),
+        metric: metric.name,
+        base: median(&b),
+        current: median(&c),
+        change: test.change,
+        p_value: test.p,
+        t_test_p: test.p,
+        q_value: None,
+        runs: (pairs.len(), pairs.len()),
+        paired: true,
         verdict: Verdict::Unchanged,
         note: String::new(),
     })
@@ -337,6 +371,7 @@ fn judge(metric: &Metric, cell: &CellKey, base: &[f64], current: &[f64]) -> Opti
 /// Compares two loaded files.
 pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Report {
     let (base_cells, current_cells) = (group(base), group(current));
+    let pairing = ab::pairing(base, current);
     let mut comparisons = Vec::new();
     let mut underpowered = Vec::new();
     for (key, base_runs) in &base_cells {
@@ -346,6 +381,16 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
         let (b_ok, c_ok) = (ok_runs(base_runs), ok_runs(current_runs));
         if c_ok.is_empty() && !b_ok.is_empty() {
             comparisons.push(all_failed(key, b_ok.len(), current_runs));
+            continue;
+        }
+        if let Pairing::Paired(_) = pairing {
+            for metric in &METRICS {
+                let pairs = ab::pairs(base_runs, current_runs, |r| metric.value(r));
+                if pairs.len() == 1 {
+                    underpowered.push((1, 1));
+                }
+                comparisons.extend(judge_paired(metric, key, &pairs));
+            }
             continue;
         }
         if !b_ok.is_empty() && !c_ok.is_empty() && min_possible_p(b_ok.len(), c_ok.len()) >= floors.alpha {
@@ -376,8 +421,22 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
             machine.join(", ")
         ));
     }
-    if let Some(w) = power_warning(&underpowered, floors.alpha) {
-        warnings.push(w);
+    match pairing {
+        Pairing::Paired(_) if !underpowered.is_empty() => warnings.push(format!(
+            "{} metric(s) have a single pair of ok runs: no spread to test, so they can only be `unchanged`; use --runs 5 or more",
+            underpowered.len()
+        )),
+        Pairing::Paired(_) => {}
+        Pairing::DifferentSessions => warnings.push(
+            "both files come from A/B invocations (run --base-bin), but from different ones: their runs are not pairs, \
+             so they are judged as independent files; compare the two files of one invocation to judge the pairs"
+                .to_string(),
+        ),
+        Pairing::Unpaired => {
+            if let Some(w) = power_warning(&underpowered, floors.alpha) {
+                warnings.push(w);
+            }
+        }
     }
     let only = |a: &BTreeMap<CellKey, Vec<&RunRecord>>, b: &BTreeMap<CellKey, Vec<&RunRecord>>| {
         a.keys().filter(|k| !b.contains_key(*k)).map(|k| k.to_string()).collect()
@@ -388,6 +447,7 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
         threshold: floors.threshold,
         tail_threshold: floors.tail_threshold,
         alpha: floors.alpha,
+        pairing: if matches!(pairing, Pairing::Paired(_)) { "paired" } else { "independent" },
         counts,
         comparisons,
         only_in_base: only(&base_cells, &current_cells),
@@ -435,6 +495,7 @@ fn all_failed(key: &CellKey, base_ok: usize, current_runs: &[&RunRecord]) -> Com
         t_test_p: None,
         q_value: None,
         runs: (base_ok, 0),
+        paired: false,
         verdict: Verdict::Regressed,
         note: format!("every current run failed: {}", errors.join("; ")),
     }
@@ -474,8 +535,13 @@ pub fn render_markdown(report: &Report) -> String {
     let total = report.comparisons.len();
     let _ = writeln!(
         out,
-        "**{} regressed, {} improved, {} unchanged** of {total} comparisons; base `{}`, current `{}`.\n",
-        report.counts["regressed"], report.counts["improved"], report.counts["unchanged"], report.base, report.current
+        "**{} regressed, {} improved, {} unchanged** of {total} comparisons ({}); base `{}`, current `{}`.\n",
+        report.counts["regressed"],
+        report.counts["improved"],
+        report.counts["unchanged"],
+        if report.pairing == "paired" { "paired runs of one A/B invocation" } else { "independent files" },
+        report.base,
+        report.current
     );
     for w in &report.warnings {
         let _ = writeln!(out, "> warning: {w}\n");
@@ -517,6 +583,20 @@ pub fn render_markdown(report: &Report) -> String {
                 let _ = writeln!(out, "- {c}");
             }
         }
+    }
+    if report.pairing == "paired" {
+        let _ = writeln!(
+            out,
+            "\nMethod: the two files are the sides of one A/B invocation (`run --base-bin`): run i of a cell in one was made \
+             back to back with run i in the other, so the runs are judged as pairs. `change` is the median of the pairs' ratios \
+             current/base; `p` is the one-sample t-test on the pairs' log ratios, `q` that p adjusted for all {total} comparisons \
+             (Benjamini-Hochberg). A change counts only when p < {a} and q < {a} and the change is at least {:.1}% (throughput, \
+             p50, p90) or {:.1}% (p99, p99.9, CPU per op). `base` and `current` are the medians of each side; `runs` counts pairs.",
+            report.threshold * PERCENT,
+            report.tail_threshold * PERCENT,
+            a = report.alpha,
+        );
+        return out;
     }
     let _ = writeln!(
         out,

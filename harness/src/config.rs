@@ -48,6 +48,38 @@ pub fn capped_default_rate(workload: &WorkloadInfo, workers: usize) -> Option<f6
     (workers > cores).then_some(per_worker * cores as f64)
 }
 
+/// `run --base-bin`: the base program every run is repeated in, and where
+/// its rows go.
+#[derive(Debug, Clone)]
+pub struct AbConfig {
+    /// The base program.
+    pub bin: PathBuf,
+    /// Its results CSV.
+    pub csv: PathBuf,
+    /// Its commit, for the CSV's git_sha column.
+    pub sha: String,
+}
+
+fn parse_ab(args: &RunArgs) -> Result<Option<AbConfig>> {
+    let (Some(bin), Some(csv)) = (&args.base_bin, &args.base_csv) else { return Ok(None) };
+    ensure!(!args.in_process, "--base-bin runs each run in a child process of the base; drop --in-process");
+    let meta = std::fs::metadata(bin).with_context(|| format!("--base-bin `{}` cannot be read", bin.display()))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        ensure!(
+            meta.is_file() && meta.permissions().mode() & 0o111 != 0,
+            "--base-bin `{}` is not an executable file; allowed: a built wsbench (or a program with its run-child protocol)",
+            bin.display()
+        );
+    }
+    let sha = args.base_sha.clone().unwrap_or_else(|| "unknown".to_string());
+    ensure!(
+        !sha.is_empty() && !sha.contains([',', '\n', '"']),
+        "--base-sha `{sha}` cannot go into a CSV cell; allowed: a commit id or label without commas, quotes or newlines"
+    );
+    Ok(Some(AbConfig { bin: bin.clone(), csv: csv.clone(), sha }))
+}
+
 /// The validated options of one `wsbench run`.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -78,6 +110,8 @@ pub struct RunConfig {
     pub interleave: bool,
     /// Run in this process rather than a fresh child process per run.
     pub in_process: bool,
+    /// `--base-bin`: A/B in one invocation.
+    pub ab: Option<AbConfig>,
     /// Watchdog limit per run.
     pub timeout: Duration,
     /// CSV output.
@@ -374,6 +408,7 @@ impl RunConfig {
                  between the machines, and then their shards would not be parts of one matrix"
             );
         }
+        let ab = parse_ab(args)?;
         if slo.is_some() {
             ensure!(
                 workloads.iter().any(|w| w.open_loop),
@@ -394,6 +429,7 @@ impl RunConfig {
             pin: args.pin && !args.no_pin,
             interleave: args.interleave,
             in_process: args.in_process,
+            ab,
             timeout,
             csv: args.csv.clone(),
             json: args.json.clone(),

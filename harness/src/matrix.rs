@@ -10,6 +10,7 @@
 //! is abandoned (it cannot be killed safely).
 
 use std::panic::{self, AssertUnwindSafe};
+use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::Duration;
@@ -25,7 +26,7 @@ use crate::pin::{self, CorePlan};
 use crate::progress::Progress;
 use crate::record::{counter_names, join_pairs, CellKey, Latencies, RunRecord, Status, US_PER_NS};
 use crate::summary::CellSummary;
-use crate::{backend, health};
+use crate::{ab, backend, health};
 
 /// Runs one measured run on its own thread, waiting at most `limit`.
 fn run_with_watchdog(runtime: RuntimeSpec, spec: WorkloadSpec, options: RunOptions, limit: Duration) -> RunEnd {
@@ -95,6 +96,9 @@ pub fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan,
 /// what its runs produced so far.
 struct CellRun<'a> {
     cell: &'a Cell,
+    /// The program whose child process makes each run (`--base-bin`);
+    /// `None` = this one.
+    program: Option<&'a Path>,
     cores: CorePlan,
     runtime: RuntimeSpec,
     outcome: CellOutcome,
@@ -103,12 +107,31 @@ struct CellRun<'a> {
 }
 
 impl<'a> CellRun<'a> {
-    fn new(cell: &'a Cell, cores: CorePlan) -> CellRun<'a> {
+    fn new(cell: &'a Cell, program: Option<&'a Path>, cores: CorePlan) -> CellRun<'a> {
         let mut runtime = cell.runtime.clone();
         runtime.worker_cores = cores.worker_cores.clone();
         runtime.loadgen_cores = cores.loadgen_cores.clone();
         let outcome = CellOutcome { key: cell.key.clone(), records: Vec::new(), histograms: Vec::new() };
-        CellRun { cell, cores, runtime, outcome, hung: false }
+        CellRun { cell, program, cores, runtime, outcome, hung: false }
+    }
+
+    /// Run `run`, its row marked as one side of an A/B pair when
+    /// `pair` = `Some((session, went first))`.
+    fn run_marked(
+        &mut self,
+        run: usize,
+        pair: Option<(f64, bool)>,
+        config: &RunConfig,
+        progress: &Progress,
+        abandoned: &mut usize,
+    ) {
+        let before = self.outcome.records.len();
+        self.run(run, config, progress, abandoned);
+        if let (Some((session, first)), true) = (pair, self.outcome.records.len() > before) {
+            if let Some(record) = self.outcome.records.last_mut() {
+                ab::mark(record, session, first);
+            }
+        }
     }
 
     /// Run `run` of this cell. `abandoned` counts hung runs whose threads
@@ -121,7 +144,7 @@ impl<'a> CellRun<'a> {
         let end = if config.in_process {
             run_with_watchdog(self.runtime.clone(), cell.spec.clone(), options, config.timeout)
         } else {
-            crate::isolate::run_in_child(&self.runtime, &cell.spec, &options, config.timeout)
+            crate::isolate::run_in_child(self.program, &self.runtime, &cell.spec, &options, config.timeout)
         };
         progress.run_done();
         let outcome = &mut self.outcome;
@@ -229,46 +252,83 @@ fn note_core_plan(
     }
 }
 
+/// Where the base side of `run --base-bin` goes: its own results (with the
+/// base's commit) and exporters (its CSV).
+pub struct BaseSide<'a> {
+    /// The base's results.
+    pub results: &'a mut Results,
+    /// The base's exporters.
+    pub exporters: &'a mut [Box<dyn Exporter>],
+}
+
+/// Hands a finished cell to the results and every exporter.
+fn finish_cell(outcome: &CellOutcome, results: &mut Results, exporters: &mut [Box<dyn Exporter>]) -> Result<()> {
+    results.cells.push(CellSummary::of(&outcome.key, &outcome.records));
+    results.records.extend(outcome.records.iter().cloned());
+    for exporter in exporters.iter_mut() {
+        exporter.cell(results, outcome)?;
+    }
+    Ok(())
+}
+
 /// Runs the plan, feeding each finished cell to every exporter. Returns the
-/// results (records and summaries, no histograms).
+/// results (records and summaries, no histograms). With `base`
+/// (`--base-bin`) every run is made twice, by the base program and by this
+/// one, back to back in the order [`ab::base_first`] gives.
 pub fn run_matrix(
     config: &RunConfig,
     plan: &CellList,
     results: &mut Results,
     exporters: &mut [Box<dyn Exporter>],
+    mut base: Option<BaseSide<'_>>,
 ) -> Result<()> {
+    let session = ab::new_session();
+    let base_bin = config.ab.as_ref().map(|ab| ab.bin.as_path());
     let cores = pin::allowed_cores();
     results.allowed_cores = cores.len();
-    let progress = Progress::new((plan.cells.len() * config.runs) as u64, config.quiet);
+    let sides = if base_bin.is_some() { 2 } else { 1 };
+    let progress = Progress::new((plan.cells.len() * config.runs * sides) as u64, config.quiet);
     for note in &plan.skipped {
         results.add_note(note.clone());
     }
     let mut start = 0;
     while start < plan.cells.len() {
         let end = if config.interleave { group_end(&plan.cells, start) } else { start + 1 };
-        let mut group: Vec<CellRun<'_>> = Vec::new();
+        let mut group: Vec<(CellRun<'_>, Option<CellRun<'_>>)> = Vec::new();
         for cell in &plan.cells[start..end] {
             let core_plan = pin::plan(&cores, cell.runtime.workers(), cell.workload.open_loop, config.pin);
             note_core_plan(cell, &core_plan, &cores, config, results, &progress);
-            group.push(CellRun::new(cell, core_plan));
+            let base_run = base_bin.map(|bin| CellRun::new(cell, Some(bin), core_plan.clone()));
+            group.push((CellRun::new(cell, None, core_plan), base_run));
         }
         // Without --interleave a group is one cell: its runs back to back.
         for run in 0..config.runs {
             for i in interleaved_order(group.len(), run) {
-                let member = &mut group[i];
-                if member.hung {
+                let (current, base_run) = &mut group[i];
+                progress.cell(start + i, plan.cells.len(), &current.cell.key);
+                let abandoned = &mut results.abandoned_runs;
+                let Some(base_run) = base_run else {
+                    if !current.hung {
+                        current.run(run, config, &progress, abandoned);
+                    }
                     continue;
+                };
+                let base_first = ab::base_first(run);
+                let mut sides = [(&mut *base_run, base_first), (&mut *current, !base_first)];
+                if !base_first {
+                    sides.reverse();
                 }
-                progress.cell(start + i, plan.cells.len(), &member.cell.key);
-                member.run(run, config, &progress, &mut results.abandoned_runs);
+                for (side, first) in sides {
+                    if !side.hung {
+                        side.run_marked(run, Some((session, first)), config, &progress, abandoned);
+                    }
+                }
             }
         }
-        for member in group {
-            let outcome = member.outcome;
-            results.cells.push(CellSummary::of(&outcome.key, &outcome.records));
-            results.records.extend(outcome.records.iter().cloned());
-            for exporter in exporters.iter_mut() {
-                exporter.cell(results, &outcome)?;
+        for (current, base_run) in group {
+            finish_cell(&current.outcome, results, exporters)?;
+            if let (Some(base_run), Some(base)) = (base_run, base.as_mut()) {
+                finish_cell(&base_run.outcome, base.results, base.exporters)?;
             }
         }
         start = end;

@@ -34,6 +34,10 @@ pub fn check_all(config: &RunConfig) -> Result<()> {
         csv::check(path)?;
         outputs.push(("--csv", path));
     }
+    if let Some(ab) = &config.ab {
+        csv::check(&ab.csv)?;
+        outputs.push(("--base-csv", &ab.csv));
+    }
     if let Some(path) = &config.json {
         check_writable(path, "JSON")?;
         outputs.push(("--json", path));

@@ -25,7 +25,7 @@ pub mod wire;
 use std::io::{Read, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::panic::{self, AssertUnwindSafe};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
@@ -145,8 +145,10 @@ fn wait_or_kill(child: &mut Child, stdout_done: &mpsc::Receiver<()>, deadline: I
     }
 }
 
-/// Runs one measured run in a fresh child process under the watchdog.
+/// Runs one measured run in a fresh child process under the watchdog: a
+/// child of `program` (`run --base-bin`), else of this program.
 pub(crate) fn run_in_child(
+    program: Option<&Path>,
     runtime: &RuntimeSpec,
     spec: &WorkloadSpec,
     options: &RunOptions,
@@ -157,7 +159,7 @@ pub(crate) fn run_in_child(
         Ok(bytes) => bytes,
         Err(e) => return RunEnd::Failed(format!("{e:#}")),
     };
-    let program = match child_program() {
+    let program = match program.map(|p| Ok(p.to_path_buf())).unwrap_or_else(child_program) {
         Ok(p) => p,
         Err(e) => return RunEnd::Failed(format!("{e:#}")),
     };
