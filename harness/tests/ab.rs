@@ -1,0 +1,115 @@
+//! `run --base-bin`: A/B in one invocation. Through the real binary: both
+//! files get every cell and run, every row is marked with the one session
+//! and its place in the pair (base first on even runs), `compare` judges the
+//! two files as pairs, and bad input is refused naming the value.
+
+mod common;
+
+use std::path::Path;
+
+use common::{col, read_csv, scratch, wsbench_in};
+
+const PROGRAM: &str = env!("CARGO_BIN_EXE_wsbench");
+
+fn rows(path: &Path) -> Vec<(String, usize, String)> {
+    let (header, rows) = read_csv(path);
+    rows.iter()
+        .map(|r| {
+            let cell = format!("{} x{}", col(&header, r, "scheduler"), col(&header, r, "workers"));
+            let run: usize = col(&header, r, "run").parse().unwrap();
+            (cell, run, col(&header, r, "extras").to_string())
+        })
+        .collect()
+}
+
+fn extra(extras: &str, key: &str) -> String {
+    extras
+        .split(';')
+        .find_map(|kv| kv.strip_prefix(&format!("{key}=")))
+        .unwrap_or_else(|| panic!("no {key} in `{extras}`"))
+        .to_string()
+}
+
+#[test]
+fn every_run_is_made_by_both_programs_in_pairs_that_compare_judges_as_pairs() {
+    let dir = scratch("ab-pairs");
+    let run = wsbench_in(
+        &dir,
+        &[
+            "--sched", "steal-half,tokio", "--workers", "1", "--workload", "yield-many", "--param", "tasks=8",
+            "--param", "yields=20", "--duration", "60ms", "--warmup", "10ms", "--runs", "3", "--quiet",
+            "--csv", "current.csv", "--base-bin", PROGRAM, "--base-csv", "base.csv", "--base-sha", "abc123",
+        ],
+    );
+    run.ok().stdout_has(&["A/B:", "base.csv", "wsbench compare base.csv current.csv"]);
+    let (base, current) = (rows(&dir.join("base.csv")), rows(&dir.join("current.csv")));
+    assert_eq!(base.len(), 6, "2 cells x 3 runs");
+    assert_eq!(current.len(), 6);
+    let session = extra(&base[0].2, "ab_session");
+    for (side, rows, first_on_even) in [("base", &base, "0"), ("current", &current, "1")] {
+        for (cell, run, extras) in rows.iter() {
+            assert_eq!(extra(extras, "ab_session"), session, "{side} {cell} run {run}");
+            let expected = if run % 2 == 0 { first_on_even } else if first_on_even == "0" { "1" } else { "0" };
+            assert_eq!(extra(extras, "ab_order"), expected, "{side} {cell} run {run}");
+        }
+    }
+    let cells = |rows: &[(String, usize, String)]| {
+        let mut v: Vec<(String, usize)> = rows.iter().map(|(c, r, _)| (c.clone(), *r)).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(cells(&base), cells(&current));
+    let (header, base_rows) = read_csv(&dir.join("base.csv"));
+    assert!(base_rows.iter().all(|r| col(&header, r, "git_sha") == "abc123"));
+
+    wsbench_in(&dir, &["compare", "base.csv", "current.csv", "--json", "cmp.json", "--out", "cmp.md"]);
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("cmp.json")).unwrap()).unwrap();
+    assert_eq!(json["pairing"], "paired");
+    let comparisons = json["comparisons"].as_array().unwrap();
+    assert!(!comparisons.is_empty());
+    for c in comparisons {
+        assert_eq!(c["paired"], true, "{c}");
+        assert_eq!(c["runs"], serde_json::json!([3, 3]), "{c}");
+    }
+    let md = std::fs::read_to_string(dir.join("cmp.md")).unwrap();
+    assert!(md.contains("paired runs of one A/B invocation") && md.contains("one-sample t-test"), "{md}");
+
+    // Two files of different invocations are not pairs.
+    wsbench_in(
+        &dir,
+        &[
+            "--sched", "steal-half,tokio", "--workers", "1", "--workload", "yield-many", "--param", "tasks=8",
+            "--param", "yields=20", "--duration", "60ms", "--warmup", "10ms", "--runs", "3", "--quiet",
+            "--csv", "current2.csv", "--base-bin", PROGRAM, "--base-csv", "base2.csv",
+        ],
+    )
+    .ok();
+    wsbench_in(&dir, &["compare", "base.csv", "current2.csv", "--json", "cmp2.json", "--out", "cmp2.md"]);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("cmp2.json")).unwrap()).unwrap();
+    assert_eq!(json["pairing"], "independent");
+    assert!(json["warnings"].to_string().contains("different ones"), "{}", json["warnings"]);
+}
+
+#[test]
+fn a_bad_base_is_refused_naming_it() {
+    let dir = scratch("ab-bad");
+    let tiny = ["--sched", "tokio", "--workload", "yield-many", "--duration", "20ms", "--warmup", "0", "--runs", "1"];
+    let with = |extra: &[&str]| tiny.iter().chain(extra).copied().collect::<Vec<_>>();
+    wsbench_in(&dir, &with(&["--base-bin", "/no/such/wsbench", "--base-csv", "b.csv"]))
+        .code(2)
+        .stderr_has(&["/no/such/wsbench", "cannot be read"]);
+    let not_a_program = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    wsbench_in(&dir, &with(&["--base-bin", not_a_program, "--base-csv", "b.csv"]))
+        .code(2)
+        .stderr_has(&[not_a_program, "not an executable"]);
+    wsbench_in(&dir, &with(&["--base-bin", PROGRAM])).code(2).stderr_has(&["--base-csv"]);
+    wsbench_in(&dir, &with(&["--base-bin", PROGRAM, "--base-csv", "b.csv", "--in-process"]))
+        .code(2)
+        .stderr_has(&["--in-process"]);
+    wsbench_in(&dir, &with(&["--base-bin", PROGRAM, "--base-csv", "same.csv", "--csv", "same.csv"]))
+        .code(2)
+        .stderr_has(&["same.csv"]);
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "files left behind: {left:?}");
+}
