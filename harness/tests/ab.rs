@@ -95,19 +95,21 @@ fn every_run_is_made_by_both_programs_in_pairs_that_compare_judges_as_pairs() {
 fn a_bad_base_is_refused_naming_it() {
     let dir = scratch("ab-bad");
     let tiny = ["--sched", "tokio", "--workload", "yield-many", "--duration", "20ms", "--warmup", "0", "--runs", "1"];
-    let with = |extra: &[&str]| tiny.iter().chain(extra).copied().collect::<Vec<_>>();
-    wsbench_in(&dir, &with(&["--base-bin", "/no/such/wsbench", "--base-csv", "b.csv"]))
+    fn with<'a>(tiny: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+        tiny.iter().chain(extra).copied().collect()
+    }
+    wsbench_in(&dir, &with(&tiny, &["--base-bin", "/no/such/wsbench", "--base-csv", "b.csv"]))
         .code(2)
         .stderr_has(&["/no/such/wsbench", "cannot be read"]);
     let not_a_program = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
-    wsbench_in(&dir, &with(&["--base-bin", not_a_program, "--base-csv", "b.csv"]))
+    wsbench_in(&dir, &with(&tiny, &["--base-bin", not_a_program, "--base-csv", "b.csv"]))
         .code(2)
         .stderr_has(&[not_a_program, "not an executable"]);
-    wsbench_in(&dir, &with(&["--base-bin", PROGRAM])).code(2).stderr_has(&["--base-csv"]);
-    wsbench_in(&dir, &with(&["--base-bin", PROGRAM, "--base-csv", "b.csv", "--in-process"]))
+    wsbench_in(&dir, &with(&tiny, &["--base-bin", PROGRAM])).code(2).stderr_has(&["--base-csv"]);
+    wsbench_in(&dir, &with(&tiny, &["--base-bin", PROGRAM, "--base-csv", "b.csv", "--in-process"]))
         .code(2)
         .stderr_has(&["--in-process"]);
-    wsbench_in(&dir, &with(&["--base-bin", PROGRAM, "--base-csv", "same.csv", "--csv", "same.csv"]))
+    wsbench_in(&dir, &with(&tiny, &["--base-bin", PROGRAM, "--base-csv", "same.csv", "--csv", "same.csv"]))
         .code(2)
         .stderr_has(&["same.csv"]);
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
