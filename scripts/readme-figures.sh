@@ -58,24 +58,25 @@ recorded_at() {
 
 if [ "$record" = 1 ]; then
     echo "recording at $(git rev-parse --short HEAD), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-    rec() { local file=$1; shift; rm -f "$data/$file"; "$bin" run "$@" --quiet --csv "$data/$file" >/dev/null; echo "recorded $data/$file"; }
+    # Everything is recorded into the scratch directory and moved into place
+    # at the end: a tracked file rewritten in place would make every later
+    # recording's git_sha `-dirty`.
+    mkdir -p "$scratch/rec"
+    rec() { local file=$1; shift; "$bin" run "$@" --quiet --csv "$scratch/rec/$file" >/dev/null; echo "recorded $file"; }
     rec skewed-scaling.csv --sched all --workers 1,2,4 --workload skewed --runs 3
-    rm -f "$data/tiny-ab-base.csv"
     rec tiny-ab-current.csv --sched steal-half,steal-one,global,tokio --workers 1,2 --workload yield-many,rpc-fanout \
         --param tasks=50 --param yields=200 --duration 300ms --warmup 50ms --runs 5 \
-        --base-bin "$bin" --base-csv "$data/tiny-ab-base.csv" --base-sha "$(git rev-parse HEAD)"
+        --base-bin "$bin" --base-csv "$scratch/rec/tiny-ab-base.csv" --base-sha "$(git rev-parse HEAD)"
     rec cpu-per-request.csv --sched steal-half,tokio,smol --workers 2 --workload rpc-fanout,tcp-rpc --interleave \
         --runs 5 --duration 1s --warmup 200ms
     rec task-align.csv --sched steal-half --workers 2 --workload spawn-many-local,spawn-many-remote-idle \
         --knob task-align=none,128 --interleave --runs 5
     rec global-interval.csv --sched steal-half,steal-one --workers 2 --workload spawn-many-remote-busy2 --runs 5
     for f in a b; do
-        rm -f "$data/tiny-now-$f.csv"
-        "$bin" run --sched steal-half,steal-one,global,tokio --workers 1,2 --workload yield-many,rpc-fanout \
-            --param tasks=50 --param yields=200 --duration 300ms --warmup 50ms --runs 5 --quiet \
-            --csv "$data/tiny-now-$f.csv" >/dev/null
-        echo "recorded $data/tiny-now-$f.csv"
+        rec "tiny-now-$f.csv" --sched steal-half,steal-one,global,tokio --workers 1,2 --workload yield-many,rpc-fanout \
+            --param tasks=50 --param yields=200 --duration 300ms --warmup 50ms --runs 5
     done
+    mv "$scratch"/rec/*.csv "$data"/
 fi
 
 echo "wsbench: $bin (checkout $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' + uncommitted changes'))"
