@@ -31,6 +31,7 @@ groups=(
     loom_tests::idle::
     loom_tests::idle_race::
     loom_tests::lifo::
+    loom_tests::lifo_steal::
     loom_tests::inject::
     loom_tests::handoff::
     loom_tests::inject_close::

@@ -334,6 +334,11 @@ fn parse_knobs(args: &[String], scheds: &[Sched]) -> Result<Vec<KnobSet>> {
         }
         sets = next;
     }
+    for set in &sets {
+        set.values()
+            .check_combination()
+            .context("bad --knob combination (every combination of the given values is a cell)")?;
+    }
     Ok(sets)
 }
 

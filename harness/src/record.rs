@@ -18,7 +18,15 @@ use crate::cpu::CpuColumns;
 /// 3: the CPU columns `cpu_ms`, `cpu_us_per_op`, `cpu_util`,
 /// `ctx_switches_voluntary`, `ctx_switches_involuntary`, `wakeups_per_op`
 /// appended at the end of the row.
-pub const SCHEMA_VERSION: u32 = 3;
+///
+/// 4: the counter `lifo_steals` appended at the end of the row (after the
+/// CPU columns; see [`APPENDED_COUNTERS`]).
+pub const SCHEMA_VERSION: u32 = 4;
+
+/// Counters added after schema 3: the CSV writes them at the end of the row,
+/// after the CPU columns, in this order (the other counters keep their
+/// place), so that the columns of older files keep their positions.
+pub const APPENDED_COUNTERS: &[&str] = &["lifo_steals"];
 
 /// Microseconds per nanosecond, for histogram values recorded in ns.
 pub const US_PER_NS: f64 = 1e-3;

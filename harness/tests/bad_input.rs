@@ -65,6 +65,16 @@ fn unknown_names_list_the_valid_ones() {
         &with_tiny(&["--sched", "global", "--knob", "lifo=off", "--csv", "x.csv"]),
         &["`lifo`", "`global`", "steal-half"],
     );
+    rejects(
+        "knob-combination",
+        &with_tiny(&["--sched", "steal-half", "--knob", "lifo=off", "--knob", "lifo-steal=on", "--csv", "x.csv"]),
+        &["combination", "`lifo-steal=on` needs `lifo=on`", "no LIFO slot"],
+    );
+    rejects(
+        "knob-passes",
+        &with_tiny(&["--sched", "bwos", "--knob", "steal-passes=0", "--csv", "x.csv"]),
+        &["`0`", "steal-passes", "1..=64"],
+    );
     rejects("baseline", &with_tiny(&["--sched", "steal-half", "--baseline-sched", "tokyo"]), &["`tokyo`", "tokio"]);
     rejects(
         "slo",

@@ -65,17 +65,21 @@ fn run_writes_table_csv_json_and_hdr_logs() {
         run.stdout
     );
 
-    // The CSV: DESIGN.md's columns first, then every counter, then extras.
+    // The CSV: DESIGN.md's columns first, then every counter of schema 3,
+    // then extras.
     let (header, rows) = read_csv(&dir.join("out.csv"));
     let design: Vec<&str> = DESIGN_COLUMNS.split(", ").collect();
     assert_eq!(&header[..design.len()], design.as_slice());
-    let counters: Vec<&str> = COUNTER_NAMES.iter().chain(DRIVER_COUNTER_NAMES).copied().collect();
+    let appended = ["lifo_steals"];
+    let counters: Vec<&str> =
+        COUNTER_NAMES.iter().chain(DRIVER_COUNTER_NAMES).copied().filter(|n| !appended.contains(n)).collect();
     assert_eq!(&header[design.len()..design.len() + counters.len()], counters.as_slice());
     assert!(header.iter().any(|h| h == "status") && header.iter().any(|h| h == "p9999_us"));
-    // The CPU columns close the row.
+    // Then the CPU columns and the counters added since schema 3.
     let cpu =
         ["cpu_ms", "cpu_us_per_op", "cpu_util", "ctx_switches_voluntary", "ctx_switches_involuntary", "wakeups_per_op"];
-    assert_eq!(&header[header.len() - cpu.len()..], cpu.as_slice());
+    let end: Vec<&str> = cpu.iter().chain(&appended).copied().collect();
+    assert_eq!(&header[header.len() - end.len()..], end.as_slice());
     assert_eq!(rows.len(), 6 * 2, "cells x runs");
     for row in &rows {
         assert_eq!(col(&header, row, "status"), "ok", "{row:?}");
@@ -112,6 +116,7 @@ fn run_writes_table_csv_json_and_hdr_logs() {
             // tokio cannot report LIFO hits: blank, never a guessed zero.
             "tokio" => {
                 assert_eq!(col(&header, row, "lifo_hits"), "", "{row:?}");
+                assert_eq!(col(&header, row, "lifo_steals"), "", "{row:?}");
                 assert!(col(&header, row, "wakeups_per_op").parse::<f64>().is_ok(), "{row:?}");
             }
             // smol reports no scheduler counters at all, so no wake-ups.
@@ -372,4 +377,52 @@ fn list_and_help_describe_everything() {
         "compare",
         "plot",
     ]);
+}
+
+/// Issue 13's stealable LIFO slot: every workload runs with `lifo-steal=on`
+/// and four steal passes at 1, 2 and 128 workers on both policies that
+/// have the knobs, every run healthy, every row with its `lifo_steals`
+/// count (a number: ours count it).
+#[test]
+fn lifo_steal_knobs_run_every_workload_at_1_2_and_128_workers() {
+    let dir = scratch("lifo-steal");
+    let run = wsbench_in(
+        &dir,
+        &[
+            "--sched",
+            "steal-half,bwos",
+            "--workers",
+            "1,2,128",
+            "--workload",
+            "all",
+            "--knob",
+            "lifo-steal=on",
+            "--knob",
+            "steal-passes=4",
+            "--runs",
+            "1",
+            "--duration",
+            "20ms",
+            "--warmup",
+            "0",
+            "--csv",
+            "k.csv",
+        ],
+    );
+    run.ok();
+    let (header, rows) = read_csv(&dir.join("k.csv"));
+    let workloads: std::collections::BTreeSet<&str> = rows.iter().map(|r| col(&header, r, "workload")).collect();
+    let all: std::collections::BTreeSet<&str> = wsbench_workloads::workloads()
+        .iter()
+        .map(|w| w.name)
+        .filter(|n| !wsbench::config::TEST_ONLY_WORKLOADS.contains(n))
+        .collect();
+    assert_eq!(workloads, all);
+    assert_eq!(rows.len(), 2 * 3 * all.len(), "schedulers x worker counts x workloads");
+    for row in &rows {
+        assert_eq!(col(&header, row, "status"), "ok", "{row:?}");
+        assert_eq!(col(&header, row, "knobs"), "lifo-steal=on;steal-passes=4", "{row:?}");
+        assert!(col(&header, row, "lifo_steals").parse::<u64>().is_ok(), "{row:?}");
+        assert!(col(&header, row, "ops").parse::<u64>().unwrap() > 0, "{row:?}");
+    }
 }

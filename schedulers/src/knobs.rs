@@ -9,6 +9,8 @@ use crate::SchedulerKind;
 
 /// tokio's cap on consecutive LIFO-slot polls.
 pub const DEFAULT_MAX_LIFO_POLLS: u32 = 3;
+/// Most passes over the victims per steal loop (`steal-passes`; Go: 4).
+pub const MAX_STEAL_PASSES: u32 = 64;
 /// tokio's starting (and classic fixed) global-queue interval, in ticks.
 pub const DEFAULT_GLOBAL_INTERVAL: u32 = 61;
 /// tokio's local ring capacity.
@@ -136,6 +138,11 @@ pub struct Knobs {
     pub task_align: TaskAlign,
     /// Tasks taken from the inject queue per visit.
     pub inject_batch: InjectBatch,
+    /// Thieves may take a victim's LIFO task on their last pass
+    /// (`lifo-steal=on`).
+    pub lifo_steal: bool,
+    /// Passes over the victims per steal loop.
+    pub steal_passes: u32,
 }
 
 impl Default for Knobs {
@@ -154,6 +161,8 @@ impl Default for Knobs {
             event_interval: DEFAULT_EVENT_INTERVAL,
             task_align: TaskAlign::Natural,
             inject_batch: InjectBatch::Share,
+            lifo_steal: false,
+            steal_passes: 1,
         }
     }
 }
@@ -251,6 +260,18 @@ pub const KNOBS: &[KnobInfo] = &[
         allowed: "share|integer 1..=65536",
         about: "tasks taken from the inject queue per visit: len/workers+1, or a fixed N (always capped by free slots)",
     },
+    KnobInfo {
+        name: "lifo-steal",
+        default: "off",
+        allowed: "off|on",
+        about: "thieves may take a victim's LIFO-slot task, on their last pass only (Go's runnext); no wake-up for it",
+    },
+    KnobInfo {
+        name: "steal-passes",
+        default: "1",
+        allowed: "integer 1..=64",
+        about: "passes over every victim per steal loop (Go: 4); the LIFO slot is reached on the last",
+    },
 ];
 
 /// A knob that is unknown, has a bad value, or does not apply.
@@ -287,6 +308,16 @@ pub enum KnobError {
         kind: SchedulerKind,
         /// Policies it applies to.
         applies: String,
+    },
+    /// Two knob values that contradict each other.
+    #[error("knob `{setting}` needs `{needs}`: {why}")]
+    Conflict {
+        /// The setting that cannot hold.
+        setting: &'static str,
+        /// What it needs instead.
+        needs: &'static str,
+        /// Why.
+        why: &'static str,
     },
 }
 
@@ -392,7 +423,27 @@ impl Knobs {
                     v => InjectBatch::Fixed(parse_int(info, v, 1, MAX_QUEUE_CAPACITY as u64)? as u32),
                 }
             }
+            "lifo-steal" => {
+                self.lifo_steal = match value {
+                    "on" => true,
+                    "off" => false,
+                    _ => return Err(bad(info, value)),
+                }
+            }
+            "steal-passes" => self.steal_passes = parse_int(info, value, 1, u64::from(MAX_STEAL_PASSES))? as u32,
             other => unreachable!("knob `{other}` is listed in KNOBS but not handled in Knobs::set"),
+        }
+        Ok(())
+    }
+
+    /// Errors when two set values contradict each other.
+    pub fn check_combination(&self) -> Result<(), KnobError> {
+        if self.lifo_steal && !self.lifo {
+            return Err(KnobError::Conflict {
+                setting: "lifo-steal=on",
+                needs: "lifo=on",
+                why: "with lifo=off there is no LIFO slot to steal from",
+            });
         }
         Ok(())
     }
@@ -450,9 +501,11 @@ impl KnobSet {
         Ok(())
     }
 
-    /// Errors naming the first knob that has no meaning for `kind`.
+    /// Errors naming the first knob that has no meaning for `kind`, or two
+    /// values that contradict each other ([`Knobs::check_combination`]).
     pub fn check_applies(&self, kind: SchedulerKind) -> Result<(), KnobError> {
-        self.set.iter().try_for_each(|(name, _)| Knobs::check_applies(name, kind))
+        self.set.iter().try_for_each(|(name, _)| Knobs::check_applies(name, kind))?;
+        self.values.check_combination()
     }
 
     /// The typed values (defaults where nothing was set).
@@ -522,6 +575,23 @@ mod tests {
         assert_eq!(knobs.inject_batch, InjectBatch::Fixed(7));
         let e = knobs.set("inject-batch", "0").unwrap_err();
         assert!(e.to_string().contains("`0`") && e.to_string().contains("share|integer"), "{e}");
+        knobs.set("lifo-steal", "on").unwrap();
+        knobs.set("steal-passes", "4").unwrap();
+        assert_eq!((knobs.lifo_steal, knobs.steal_passes), (true, 4));
+        for bad_passes in ["0", "65", "four"] {
+            let e = knobs.set("steal-passes", bad_passes).unwrap_err();
+            assert!(e.to_string().contains(&format!("`{bad_passes}`")) && e.to_string().contains("1..=64"), "{e}");
+        }
+        let e = knobs.set("lifo-steal", "yes").unwrap_err();
+        assert!(e.to_string().contains("`yes`") && e.to_string().contains("off|on"), "{e}");
+        assert_eq!(knobs.check_combination(), Ok(()));
+        knobs.set("lifo", "off").unwrap();
+        let e = knobs.check_combination().unwrap_err();
+        assert!(e.to_string().contains("lifo-steal=on") && e.to_string().contains("lifo=on"), "{e}");
+        knobs.set("lifo-steal", "off").unwrap();
+        assert_eq!(knobs.check_combination(), Ok(()));
+        let e = Knobs::check_applies("lifo-steal", SchedulerKind::StealOne).unwrap_err();
+        assert!(e.to_string().contains("steal-half") && e.to_string().contains("bwos"), "{e}");
         let e = knobs.set("task-align", "32").unwrap_err();
         assert!(e.to_string().contains("`32`") && e.to_string().contains("none|64|128"), "{e}");
     }

@@ -82,6 +82,9 @@ counters! {
     driver_polls = "driver_polls",
     /// Nanoseconds spent running tasks.
     busy_ns = "busy_ns",
+    /// Tasks this worker took from other workers' LIFO slots
+    /// (`lifo-steal=on`; also counted in `steals` and `tasks_stolen`).
+    lifo_steals = "lifo_steals",
 }
 
 impl Counters {

@@ -78,6 +78,8 @@ pub enum Event {
     TaskStolen,
     /// A task run from a LIFO slot (`lifo_hits`).
     LifoHit,
+    /// A task taken from another worker's LIFO slot (`lifo_steals`).
+    LifoSteal,
     /// A task taken from a shared (inject) queue (`inject_pops`).
     InjectPop,
     /// The local queue overflowed into a shared one (`overflows`).
@@ -111,6 +113,7 @@ impl WorkerRef<'_> {
             Event::Steal => &c.steals,
             Event::TaskStolen => &c.tasks_stolen,
             Event::LifoHit => &c.lifo_hits,
+            Event::LifoSteal => &c.lifo_steals,
             Event::InjectPop => &c.inject_pops,
             Event::Overflow => &c.overflows,
         };

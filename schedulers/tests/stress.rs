@@ -36,7 +36,7 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::build;
+use common::build_knobs;
 use wsbench_schedulers::task::yield_now;
 use wsbench_schedulers::{spawn, Handle, JoinHandle, Runtime, SchedulerKind};
 
@@ -125,9 +125,9 @@ impl Settings {
     }
 
     /// The time budget of one configuration: the total split evenly over
-    /// every configuration of every policy.
+    /// every configuration of every policy (and of [`KNOBBED`]).
     fn budget(&self) -> Duration {
-        let multi = SchedulerKind::ALL.len() - 1;
+        let multi = SchedulerKind::ALL.len() - 1 + KNOBBED.len();
         let configs = 1 + multi * self.workers.len();
         Duration::from_secs_f64(self.total_secs / configs as f64)
     }
@@ -659,9 +659,9 @@ fn poll_once<T>(h: &mut JoinHandle<T>) -> Poll<Result<T, wsbench_schedulers::Joi
 
 // ------------------------------------------------------------- the tests
 
-fn stress_config(kind: SchedulerKind, workers: usize, settings: &Settings) {
-    let what = format!("{kind} x{workers}");
-    let rt = build(kind, workers);
+fn stress_config(kind: SchedulerKind, workers: usize, knobs: &[(&str, &str)], settings: &Settings) {
+    let what = format!("{kind} x{workers} {knobs:?}");
+    let rt = build_knobs(kind, workers, knobs);
     let tally = Arc::new(Tally::default());
     let foreign = Foreign::start();
     let mut memory = Memory { samples_kib: Vec::new(), baseline_kib: None, check: settings.rss_check };
@@ -685,11 +685,12 @@ fn stress_config(kind: SchedulerKind, workers: usize, settings: &Settings) {
     let base = memory.baseline_kib.expect("warm-up ended");
     let last = *memory.samples_kib.last().expect("samples");
     println!(
-        "{what}: {rounds} rounds, {tasks} tasks in {secs:.2} s ({:.0}/s); steals {} of {} attempts; RSS warm-up max {base} -> last {last} KiB; \
+        "{what}: {rounds} rounds, {tasks} tasks in {secs:.2} s ({:.0}/s); steals {} of {} attempts ({} from LIFO slots); RSS warm-up max {base} -> last {last} KiB; \
          smallest per-task leak the RSS bound catches: {} B",
         tasks as f64 / secs,
         m.steals,
         m.steal_attempts,
+        m.lifo_steals,
         (RSS_GROWTH_LIMIT_KIB * 1024) / tasks_after_warmup.max(1) as u64,
     );
     shutdown_with_pending(rt, &tally, &what);
@@ -697,12 +698,24 @@ fn stress_config(kind: SchedulerKind, workers: usize, settings: &Settings) {
 }
 
 fn stress(kind: SchedulerKind) {
+    stress_knobs(kind, &[]);
+}
+
+fn stress_knobs(kind: SchedulerKind, knobs: &[(&str, &str)]) {
     let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let settings = Settings::from_env();
     for workers in settings.configs(kind) {
-        stress_config(kind, workers, &settings);
+        stress_config(kind, workers, knobs, &settings);
     }
 }
+
+/// Knob settings that change who may take a task, stressed as policies of
+/// their own: the stealable LIFO slot races its owner's pushes and takes,
+/// the shutdown drain, and thieves on every pass.
+const KNOBBED: &[(SchedulerKind, &[(&str, &str)])] = &[
+    (SchedulerKind::StealHalf, &[("lifo-steal", "on"), ("steal-passes", "4")]),
+    (SchedulerKind::Bwos, &[("lifo-steal", "on"), ("steal-passes", "4")]),
+];
 
 #[test]
 #[ignore = "stress: run with --ignored (scripts/stress.sh for the full form)"]
@@ -744,4 +757,12 @@ fn stress_thread_per_core() {
 #[ignore = "stress: run with --ignored (scripts/stress.sh for the full form)"]
 fn stress_bwos() {
     stress(SchedulerKind::Bwos);
+}
+
+#[test]
+#[ignore = "stress: run with --ignored (scripts/stress.sh for the full form)"]
+fn stress_lifo_steal() {
+    for (kind, knobs) in KNOBBED {
+        stress_knobs(*kind, knobs);
+    }
 }

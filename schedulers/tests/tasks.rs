@@ -310,6 +310,8 @@ fn build_errors_name_the_value_and_what_is_allowed() {
     assert!(e.contains("`0`") && e.contains("1..=1024"), "{e}");
     let e = Builder::new(SchedulerKind::Global).knob("lifo", "off").build().unwrap_err().to_string();
     assert!(e.contains("does not apply") && e.contains("global"), "{e}");
+    let e = Builder::new(SchedulerKind::Bwos).knob("lifo", "off").knob("lifo-steal", "on").build().unwrap_err();
+    assert!(e.to_string().contains("`lifo-steal=on` needs `lifo=on`"), "{e}");
 }
 
 #[test]
@@ -327,6 +329,8 @@ fn knobs_build_and_run() {
         ("budget", "off"),
         ("victim", "sequential"),
         ("event-interval", "1"),
+        ("lifo-steal", "on"),
+        ("steal-passes", "4"),
     ];
     for &(k, v) in knobs {
         let rt = Builder::new(SchedulerKind::StealHalf).workers(4).knob(k, v).build().unwrap();

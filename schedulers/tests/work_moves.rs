@@ -95,3 +95,66 @@ fn lifo_slot_serves_ping_pong_and_can_be_switched_off() {
         }
     }
 }
+
+/// How long the spinning task of [`lifo_task_runs_beside_a_spinning_owner`]
+/// spins at most: far above what a nudged peer needs to steal (about a
+/// millisecond), and a hang detector for `lifo-steal=on`.
+const OWNER_SPIN_LIMIT: Duration = Duration::from_secs(20);
+/// How long it spins with `lifo-steal=off`, where nothing can run its LIFO
+/// task meanwhile (it is not stealable); not a timing assertion: any
+/// length gives the same answer.
+const OWNER_SPIN_OFF: Duration = Duration::from_millis(200);
+
+/// tokio issue 4941's pattern: a task spawns one task (into its worker's
+/// LIFO slot, no wake-up for it) and then runs for long without yielding.
+/// With `lifo-steal=off` the spawned task waits for the spinner to finish;
+/// with `lifo-steal=on` an idle peer, nudged by spawns from outside (each
+/// wakes it, it runs the spawned no-op, finds nothing local and steals),
+/// takes it from the slot and runs it while the spinner still spins.
+#[test]
+fn lifo_task_runs_beside_a_spinning_owner() {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+    for lifo_steal in ["off", "on"] {
+        for kind in [SchedulerKind::StealHalf, SchedulerKind::Bwos] {
+            let what = format!("{kind} lifo-steal={lifo_steal}");
+            let knobs = [("lifo-steal", lifo_steal), ("steal-passes", "4")];
+            let mut b = Builder::new(kind).workers(2);
+            for (k, v) in knobs {
+                b = b.knob(k, v);
+            }
+            let rt = b.build().unwrap();
+            let (spinning, child_ran) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+            let limit = if lifo_steal == "on" { OWNER_SPIN_LIMIT } else { OWNER_SPIN_OFF };
+            let (s, c) = (spinning.clone(), child_ran.clone());
+            let owner = rt.spawn(async move {
+                let c2 = c.clone();
+                let child = spawn(async move { c2.store(true, SeqCst) });
+                s.store(true, SeqCst);
+                let end = Instant::now() + limit;
+                while !c.load(SeqCst) && Instant::now() < end {
+                    std::hint::spin_loop();
+                }
+                let ran_meanwhile = c.load(SeqCst);
+                child.await.unwrap();
+                ran_meanwhile
+            });
+            while !spinning.load(SeqCst) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            while !owner.is_finished() {
+                drop(rt.spawn(async {}));
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let ran_meanwhile = rt.block_on(owner).unwrap();
+            let t = rt.metrics().totals();
+            if lifo_steal == "on" {
+                assert!(ran_meanwhile, "{what}: the spawned task waited for the spinner: {t:?}");
+                assert!(t.lifo_steals >= 1 && t.steals >= t.lifo_steals, "{what}: {t:?}");
+            } else {
+                assert!(!ran_meanwhile, "{what}: an unstealable LIFO task ran beside its owner: {t:?}");
+                assert_eq!(t.lifo_steals, 0, "{what}: {t:?}");
+            }
+        }
+    }
+}

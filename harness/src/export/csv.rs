@@ -1,6 +1,7 @@
 //! CSV: one row per run, stable versioned columns. The first 21 columns are
 //! exactly DESIGN.md's, then every counter (blank where the runtime cannot
-//! report it), then the harness's extra columns.
+//! report it), then the harness's extra columns, the CPU columns, and the
+//! counters added since (`APPENDED_COUNTERS`).
 //!
 //! The file is checked before anything runs and opened for appending; a
 //! new or empty file gets the header, an existing one must already have
@@ -21,7 +22,7 @@ use crate::cpu::CPU_COLUMNS;
 use crate::env::Environment;
 use crate::outcome::CellOutcome;
 use crate::outcome::Results;
-use crate::record::{counter_names, LatencyMetric, RunRecord, SCHEMA_VERSION};
+use crate::record::{counter_names, LatencyMetric, RunRecord, APPENDED_COUNTERS, SCHEMA_VERSION};
 
 /// DESIGN.md's columns, in order.
 pub const CORE_COLUMNS: [&str; 21] = [
@@ -73,9 +74,10 @@ pub fn header() -> Vec<String> {
     CORE_COLUMNS
         .iter()
         .copied()
-        .chain(counter_names())
+        .chain(counter_names().into_iter().filter(|n| !APPENDED_COUNTERS.contains(n)))
         .chain(EXTRA_COLUMNS)
         .chain(CPU_COLUMNS)
+        .chain(APPENDED_COUNTERS.iter().copied())
         .map(str::to_string)
         .collect()
 }
@@ -127,7 +129,9 @@ pub fn row(env: &Environment, r: &RunRecord) -> Vec<String> {
         lat(LatencyMetric::Max),
         lat(LatencyMetric::Mean),
     ];
-    out.extend(r.counters.iter().map(|c| opt(*c)));
+    let names = counter_names();
+    let counters = names.iter().zip(&r.counters);
+    out.extend(counters.filter(|(n, _)| !APPENDED_COUNTERS.contains(n)).map(|(_, c)| opt(*c)));
     out.extend([
         r.status.as_str().to_string(),
         r.error.clone(),
@@ -147,6 +151,7 @@ pub fn row(env: &Environment, r: &RunRecord) -> Vec<String> {
         r.notes.clone(),
     ]);
     out.extend(r.cpu.fields());
+    out.extend(APPENDED_COUNTERS.iter().map(|n| opt(r.counter(n))));
     out
 }
 

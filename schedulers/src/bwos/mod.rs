@@ -38,6 +38,8 @@ pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
         "victim",
         "event-interval",
         "task-align",
+        "lifo-steal",
+        "steal-passes",
     ],
 };
 

@@ -26,6 +26,7 @@ mod inject;
 mod inject_close;
 mod join_waker;
 mod lifo;
+mod lifo_steal;
 mod owned;
 mod shutdown_race;
 mod support;

@@ -2,23 +2,28 @@
 //! "Facts about tokio's multi-thread scheduler"), every part a knob:
 //! - a fixed ring per worker (`queue.rs`), owner FIFO, stealers take
 //!   ceil-half (`steal`), overflow of half the ring to the inject queue;
-//! - a LIFO slot for tasks woken or spawned by a worker (`lifo`), not
-//!   stealable, at most `max-lifo-polls` in a row;
+//! - a LIFO slot for tasks woken or spawned by a worker (`lifo`), at most
+//!   `max-lifo-polls` in a row; not stealable, or with `lifo-steal=on`
+//!   stealable on a thief's last pass (`lifo_slot.rs`);
 //! - the inject queue (`inject=mutex|sharded`), checked first every
 //!   `global-interval` ticks (adaptive by default), refilled in batches of
 //!   `min(len / workers + 1, free slots, 128)` (`inject-batch=share`) or
 //!   `min(N, free slots)` (`inject-batch=N`); pushes from outside go to
 //!   the pushing thread's home shard, and a worker pops its own first;
-//! - the steal loop: random (or sequential) first victim, each other worker
-//!   once, then the inject queue; the searching throttle and wake protocol
-//!   live in the shared core (`runtime/idle.rs`).
+//! - the steal loop: `steal-passes` passes, each a random (or sequential)
+//!   first victim then each other worker once, then the inject queue; the
+//!   searching throttle and wake protocol live in the shared core
+//!   (`runtime/idle.rs`).
 //!
 //! The policy is generic over its local queue ([`RunQueue`]): the ring
 //! makes the `steal-half` row, the BWoS queue the `bwos` row
 //! (`bwos/mod.rs`), with everything else shared.
 
+pub(crate) mod lifo_slot;
 pub(crate) mod local_queue;
 pub(crate) mod queue;
+
+use crossbeam_utils::CachePadded;
 
 use crate::fairness::{victims, Fairness, FastRand};
 use crate::inject::Inject;
@@ -26,6 +31,7 @@ use crate::knobs::{InjectBatch, Knobs, StealAmount, Victim};
 use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
+use lifo_slot::LifoSlot;
 pub(crate) use local_queue::RunQueue;
 use queue::{Overflow, StealLimit};
 
@@ -48,6 +54,8 @@ pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
         "victim",
         "event-interval",
         "task-align",
+        "lifo-steal",
+        "steal-passes",
     ],
 };
 
@@ -64,10 +72,17 @@ pub(crate) struct StealHalf<Q: RunQueue = queue::Local<Notified>> {
     limit: StealLimit,
     victim: Victim,
     inject_batch: InjectBatch,
+    /// `lifo-steal=on`: the workers' LIFO slots live here, by index, where
+    /// thieves reach them (with off: in `Core::lifo_slot`, this is empty).
+    lifo_slots: Box<[CachePadded<LifoSlot<Notified>>]>,
+    steal_passes: u32,
 }
 
 pub(crate) struct Core<Q> {
+    /// This worker's index (its slot in `lifo_slots`).
+    index: usize,
     local: Q,
+    /// The LIFO slot with `lifo-steal=off`.
     lifo_slot: Option<Notified>,
     /// LIFO polls in a row since the last normal task.
     lifo_polls: u32,
@@ -120,13 +135,45 @@ impl<Q: RunQueue> StealHalf<Q> {
         first
     }
 
-    /// One steal attempt on `victim`, counted.
-    fn steal_from(&self, core: &mut Core<Q>, w: &WorkerRef<'_>, victim: usize) -> Option<Notified> {
+    /// One steal attempt on `victim`, counted: its queue, then (on the
+    /// `last_pass`, with `lifo-steal=on`) its LIFO slot.
+    fn steal_from(&self, core: &mut Core<Q>, w: &WorkerRef<'_>, victim: usize, last_pass: bool) -> Option<Notified> {
         Counters::bump(&w.counters.steal_attempts, 1);
-        let (t, moved) = Q::steal_into(&self.steals[victim], &mut core.local, self.limit)?;
+        let (t, moved) = match Q::steal_into(&self.steals[victim], &mut core.local, self.limit) {
+            Some(got) => got,
+            None if last_pass && !self.lifo_slots.is_empty() => {
+                let t = self.lifo_slots[victim].take()?;
+                Counters::bump(&w.counters.lifo_steals, 1);
+                (t, 1)
+            }
+            None => return None,
+        };
         Counters::bump(&w.counters.steals, 1);
         Counters::bump(&w.counters.tasks_stolen, moved as u64);
         Some(t)
+    }
+
+    /// Puts `task` in this worker's LIFO slot; returns what it displaced.
+    #[inline]
+    fn lifo_put(&self, core: &mut Core<Q>, task: Notified) -> Option<Notified> {
+        match self.lifo_slots.get(core.index) {
+            Some(slot) => slot.put(task),
+            None => core.lifo_slot.replace(task),
+        }
+    }
+
+    /// Empties this worker's LIFO slot (`None` also when a thief took it).
+    #[inline]
+    fn lifo_take(&self, core: &mut Core<Q>) -> Option<Notified> {
+        match self.lifo_slots.get(core.index) {
+            Some(slot) => slot.take(),
+            None => core.lifo_slot.take(),
+        }
+    }
+
+    #[inline]
+    fn lifo_occupied(&self, core: &Core<Q>) -> bool {
+        self.lifo_slots.get(core.index).map_or(core.lifo_slot.is_some(), |slot| slot.is_occupied())
     }
 
     /// BWoS's probabilistic victim choice: a peer drawn with probability
@@ -150,8 +197,9 @@ impl<Q: RunQueue> StealHalf<Q> {
         chosen
     }
 
-    fn take_lifo(&self, core: &mut Core<Q>, w: &WorkerRef<'_>) -> Option<Notified> {
-        let task = core.lifo_slot.take()?;
+    /// Runs `task`, just taken from the LIFO slot, unless the cap of LIFO
+    /// polls in a row is reached: then it waits in the queue.
+    fn lifo_or_queue(&self, core: &mut Core<Q>, w: &WorkerRef<'_>, task: Notified) -> Option<Notified> {
         if core.lifo_polls < self.max_lifo_polls {
             core.lifo_polls += 1;
             Counters::bump(&w.counters.lifo_hits, 1);
@@ -174,6 +222,7 @@ impl<Q: RunQueue> Policy for StealHalf<Q> {
                 let (local, steal) = Q::with_knobs(knobs);
                 steals.push(steal);
                 Core {
+                    index: i,
                     local,
                     lifo_slot: None,
                     lifo_polls: 0,
@@ -196,6 +245,10 @@ impl<Q: RunQueue> Policy for StealHalf<Q> {
             limit,
             victim: knobs.victim,
             inject_batch: knobs.inject_batch,
+            lifo_slots: (0..if knobs.lifo_steal { workers } else { 0 })
+                .map(|_| CachePadded::new(LifoSlot::new()))
+                .collect(),
+            steal_passes: knobs.steal_passes,
         };
         (policy, cores)
     }
@@ -203,12 +256,13 @@ impl<Q: RunQueue> Policy for StealHalf<Q> {
     fn push_local(&self, core: &mut Core<Q>, w: &WorkerRef<'_>, task: Notified, origin: Origin) -> bool {
         if origin == Origin::Yield || !self.lifo {
             self.push_back(core, task, w.counters);
-        } else if let Some(prev) = core.lifo_slot.replace(task) {
+        } else if let Some(prev) = self.lifo_put(core, task) {
             self.push_back(core, prev, w.counters);
         }
         // Notify when a peer has something to steal (for the ring, tokio's
-        // rule: more than one task waits here).
-        !w.is_searching && core.local.worth_notifying(core.lifo_slot.is_some())
+        // rule: more than one task waits here). The same rule with
+        // `lifo-steal=on`: a lone slot task wakes nobody (see `lifo_slot.rs`).
+        !w.is_searching && core.local.worth_notifying(self.lifo_occupied(core))
     }
 
     fn push_remote(&self, task: Notified) -> Result<Wake, Notified> {
@@ -222,7 +276,7 @@ impl<Q: RunQueue> Policy for StealHalf<Q> {
                 return Some(t);
             }
         }
-        if let Some(t) = self.take_lifo(core, w) {
+        if let Some(t) = self.lifo_take(core).and_then(|t| self.lifo_or_queue(core, w, t)) {
             return Some(t);
         }
         core.lifo_polls = 0;
@@ -230,14 +284,13 @@ impl<Q: RunQueue> Policy for StealHalf<Q> {
     }
 
     fn next_lifo(&self, core: &mut Core<Q>, w: &WorkerRef<'_>, has_budget: bool) -> Option<Notified> {
-        let task = core.lifo_slot.take()?;
+        let task = self.lifo_take(core)?;
         if !has_budget {
             // Out of budget: the woken task waits its turn in the ring.
             self.push_back(core, task, w.counters);
             return None;
         }
-        core.lifo_slot = Some(task);
-        self.take_lifo(core, w)
+        self.lifo_or_queue(core, w, task)
     }
 
     fn steal(&self, core: &mut Core<Q>, w: &WorkerRef<'_>) -> Option<Notified> {
@@ -249,24 +302,27 @@ impl<Q: RunQueue> Policy for StealHalf<Q> {
         }
         if Q::WEIGHTED_VICTIMS && n > 2 {
             if let Some(victim) = self.weighted_victim(core, w.index) {
-                if let Some(t) = self.steal_from(core, w, victim) {
+                if let Some(t) = self.steal_from(core, w, victim, false) {
                     return Some(t);
                 }
             }
         }
-        for victim in victims(self.victim, &mut core.rng, w.index, n) {
-            if let Some(t) = self.steal_from(core, w, victim) {
-                return Some(t);
+        for pass in 1..=self.steal_passes {
+            for victim in victims(self.victim, &mut core.rng, w.index, n) {
+                if let Some(t) = self.steal_from(core, w, victim, pass == self.steal_passes) {
+                    return Some(t);
+                }
             }
         }
         self.refill_from_inject(core, w)
     }
 
     fn has_work(&self, core: &Core<Q>, _index: usize, peers: bool) -> bool {
-        core.lifo_slot.is_some()
+        self.lifo_occupied(core)
             || core.local.len() > 0
             || !self.inject.is_empty()
             || (peers && self.steals.iter().any(|s| Q::stealable(s) > 0))
+            || (peers && self.lifo_slots.iter().any(|s| s.is_occupied()))
     }
 
     fn maintenance(&self, core: &mut Core<Q>, mean_poll_ns: f64, polls: u64) {
@@ -274,13 +330,16 @@ impl<Q: RunQueue> Policy for StealHalf<Q> {
     }
 
     fn drain_core(&self, core: &mut Core<Q>, out: &mut Vec<Notified>) {
-        out.extend(core.lifo_slot.take());
+        out.extend(self.lifo_take(core));
         while let Some(t) = core.local.pop() {
             out.push(t);
         }
     }
 
     fn close_shared(&self, out: &mut Vec<Notified>) {
+        // Every worker drained its own slot on exit; one that missed the
+        // shutdown deadline leaves its task here (a swap: taken once).
+        out.extend(self.lifo_slots.iter().filter_map(|s| s.take()));
         self.inject.close(out);
     }
 }

@@ -217,6 +217,22 @@ impl Notified {
         // SAFETY: the reference we own is handed to `poll`.
         unsafe { (raw.vtable().poll)(raw.0) }
     }
+
+    /// Gives up the reference as its header pointer, without dropping it
+    /// (for a queue that stores one pointer per task, e.g. the stealable
+    /// LIFO slot); [`Notified::from_header`] takes it back.
+    pub(crate) fn into_header(self) -> NonNull<Header> {
+        ManuallyDrop::new(self).0 .0
+    }
+
+    /// Takes back a reference given up with [`Notified::into_header`].
+    ///
+    /// # Safety
+    /// `ptr` came from `into_header` and is turned back into a `Notified`
+    /// at most once (the reference it carries is then owned again).
+    pub(crate) unsafe fn from_header(ptr: NonNull<Header>) -> Notified {
+        Notified(RawTask(ptr))
+    }
 }
 
 impl Drop for Notified {

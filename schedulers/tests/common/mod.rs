@@ -39,6 +39,15 @@ pub fn build(kind: SchedulerKind, workers: usize) -> Runtime {
         .unwrap_or_else(|e| panic!("building {kind} x{workers}: {e}"))
 }
 
+/// [`build`] with knob settings.
+pub fn build_knobs(kind: SchedulerKind, workers: usize, knobs: &[(&str, &str)]) -> Runtime {
+    let mut b = Builder::new(kind).workers(workers).driver_thread(true);
+    for (k, v) in knobs {
+        b = b.knob(*k, *v);
+    }
+    b.build().unwrap_or_else(|e| panic!("building {kind} x{workers} {knobs:?}: {e}"))
+}
+
 /// `current-thread` as built by default: driven by `block_on` on the
 /// calling thread, no thread of its own.
 pub fn build_native() -> Runtime {

@@ -1,14 +1,20 @@
 //! The stealable LIFO slot (`lifo-steal=on`, `steal_half/lifo_slot.rs`):
-//! a thief taking a victim's LIFO task races the owner taking it, or
-//! displacing it with a newer task. Every task runs exactly once and the
-//! counters say who ran it. Plus the pass rule (`steal-passes`), checked
-//! on one thread with exact counts: the slot is reached on the last pass
-//! only, and never with `lifo-steal=off`.
+//! a thief taking a victim's LIFO task races the owner taking it, the
+//! owner displacing it with a newer task, and the shutdown drain. Every
+//! task runs (or, at shutdown, is released) exactly once, and the counters
+//! say who took it. Plus the pass rule (`steal-passes`), checked on one
+//! thread with exact counts: the slot is reached on the last pass only,
+//! and never with `lifo-steal=off`.
+//!
+//! The change that makes it fail: `LifoSlot::take` as a load and a store
+//! of null instead of one swap lets owner and thief (or the drain) both
+//! get the task (checked: the shutdown-drain model then aborts on the
+//! doubly released reference).
 //!
 //! Bound: 2. Each race is the owner's swap on the slot against the
-//! thief's, plus the ring's claim against the owner's push in the second
-//! model; one preemption between them shows every order. At CI's bound 3
-//! the four models take a few seconds on 2 cores.
+//! thief's, plus the ring's claim against the owner's push when the owner
+//! displaces; one preemption between them shows every order. At CI's
+//! bound 3 the models take a few seconds on 2 cores.
 
 use std::sync::Arc;
 
@@ -30,12 +36,22 @@ fn knobs(passes: u32, lifo_steal: bool) -> Knobs {
     Knobs { lifo_steal, steal_passes: passes, victim: Victim::Sequential, ..Knobs::default() }
 }
 
+/// What worker 0 does while worker 1 steals.
+#[derive(Clone, Copy, PartialEq)]
+enum Owner {
+    /// Runs its queue dry (its slot first).
+    Runs,
+    /// Spawns a second task first, which displaces the first into its
+    /// ring (unless the thief took it already), then runs its queue dry.
+    Displaces,
+    /// Shuts down: drains its core, then the shared queues are closed.
+    ShutsDown,
+}
+
 /// Worker 0's running task spawned one task (into worker 0's LIFO slot);
-/// worker 1 steals (one pass, so the slot is in reach) while worker 0 runs
-/// its queue dry. With `owner_pushes_again`, worker 0 first spawns a
-/// second task, which displaces the first into its ring (unless the thief
-/// took it already).
-fn race(owner_pushes_again: bool) {
+/// worker 1 steals once (one pass, so the slot is in reach) while worker 0
+/// does `owner`.
+fn race(owner: Owner) {
     loom::model(move || {
         let (policy, mut cores) = <StealHalf>::new(2, &knobs(1, true));
         let policy = Arc::new(policy);
@@ -43,7 +59,7 @@ fn race(owner_pushes_again: bool) {
         let mut core0 = cores.pop().unwrap();
         let sched = Sched::new();
         let runs = counter();
-        let spawned = if owner_pushes_again { 2 } else { 1 };
+        let spawned = if owner == Owner::Displaces { 2 } else { 1 };
         for _ in 0..spawned {
             let r = runs.clone();
             drop(sched.spawn(async move {
@@ -67,33 +83,56 @@ fn race(owner_pushes_again: bool) {
                 c1.snapshot()
             })
         };
-        if let Some(second) = tasks.next() {
-            policy.push_local(&mut core0, &worker_ref(0, &c0), second, Origin::Spawn);
-        }
-        while let Some(t) = policy.next_task(&mut core0, &worker_ref(0, &c0)) {
-            t.run();
+        let mut released = Vec::new();
+        match owner {
+            Owner::ShutsDown => policy.drain_core(&mut core0, &mut released),
+            _ => {
+                if let Some(second) = tasks.next() {
+                    policy.push_local(&mut core0, &worker_ref(0, &c0), second, Origin::Spawn);
+                }
+                while let Some(t) = policy.next_task(&mut core0, &worker_ref(0, &c0)) {
+                    t.run();
+                }
+            }
         }
         let t1 = thief.join().unwrap();
+        policy.close_shared(&mut released);
         let t0 = c0.snapshot();
-        assert_eq!(runs.load(SeqCst), spawned, "owner {t0:?} thief {t1:?}");
         // One steal loop: at most one successful steal, a slot take or not.
         assert!(t1.lifo_steals <= t1.steals && t1.steals <= 1, "thief {t1:?}");
-        if !owner_pushes_again {
-            // One task, in the slot: exactly one of the two took it there.
-            assert_eq!(t0.lifo_hits + t1.lifo_steals, 1, "owner {t0:?} thief {t1:?}");
+        match owner {
+            Owner::Runs => {
+                assert_eq!(runs.load(SeqCst), 1, "owner {t0:?} thief {t1:?}");
+                // One task, in the slot: exactly one of the two took it there.
+                assert_eq!(t0.lifo_hits + t1.lifo_steals, 1, "owner {t0:?} thief {t1:?}");
+            }
+            Owner::Displaces => assert_eq!(runs.load(SeqCst), 2, "owner {t0:?} thief {t1:?}"),
+            Owner::ShutsDown => {
+                // Run by the thief or handed out by the drain: never both.
+                let ran = runs.load(SeqCst);
+                assert_eq!(ran as u64, t1.lifo_steals, "thief {t1:?}");
+                assert_eq!(ran + released.len(), 1, "ran {ran}, released {}", released.len());
+            }
         }
+        drop(released);
+        // Panics if a reference is left behind (a task never released).
         sched.finish();
     });
 }
 
 #[test]
 fn lifo_steal_thief_races_the_owner_taking_its_slot() {
-    race(false);
+    race(Owner::Runs);
 }
 
 #[test]
 fn lifo_steal_thief_races_the_owner_displacing_its_slot() {
-    race(true);
+    race(Owner::Displaces);
+}
+
+#[test]
+fn lifo_steal_thief_races_the_shutdown_drain() {
+    race(Owner::ShutsDown);
 }
 
 /// One thread: worker 0 holds a task in its LIFO slot, worker 1 (of 3)
@@ -105,7 +144,8 @@ fn one_steal_loop(passes: u32, lifo_steal: bool) -> (bool, WorkerMetrics, Worker
     loom::model(move || {
         let (policy, mut cores) = <StealHalf>::new(3, &knobs(passes, lifo_steal));
         let sched = Sched::new();
-        let r = counter();
+        let runs = counter();
+        let r = runs.clone();
         drop(sched.spawn(async move {
             r.fetch_add(1, SeqCst);
         }));
@@ -120,6 +160,7 @@ fn one_steal_loop(passes: u32, lifo_steal: bool) -> (bool, WorkerMetrics, Worker
         while let Some(t) = policy.next_task(&mut cores[0], &worker_ref(0, &c0)) {
             t.run();
         }
+        assert_eq!(runs.load(SeqCst), 1);
         *s.lock().unwrap() = Some((got, c1.snapshot(), c0.snapshot()));
         sched.finish();
     });
