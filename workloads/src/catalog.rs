@@ -163,7 +163,7 @@ const HTTP: &[ParamInfo] = &[
     p("fanout", "0", "subtasks per request: 0 = the handler spins one service draw itself, else 1..=1024 subtasks each spinning a draw, fanned in"),
     SERVICE_FIXED,
     p("service-us", "10", "mean CPU time per request (fanout 0) or per subtask in us: 0..=1e6"),
-    p("proto", "h1", "HTTP version the server speaks: h1 (HTTP/1.1 keep-alive)"),
+    p("proto", "h1", "HTTP version the server and client speak: h1 (HTTP/1.1 keep-alive, one request in flight per connection) or h2 (HTTP/2, many streams per connection)"),
     p("response-bytes", "64", "response body length in bytes (checked by the client): 0..=16777216"),
     P_BIMODAL_P,
     P_BIMODAL_RATIO,

@@ -248,7 +248,7 @@ fn open_work(p: &mut Params<'_>, workers: usize, rate_per_s: f64) -> Result<Work
         "http" => {
             let fanout = p.u64_in("fanout", 0, MAX_FANOUT)?;
             let service = Dist::from_params(p, "service", "service-us")?;
-            let proto = p.choice("proto", &[("h1", Proto::H1)])?;
+            let proto = p.choice("proto", &[("h1", Proto::H1), ("h2", Proto::H2)])?;
             let body_bytes = p.u64_in("response-bytes", 0, MAX_BODY_BYTES)? as usize;
             let mut load = load(p, workers, rate_per_s, true)?;
             let shape = client_shape(p, &mut load)?;

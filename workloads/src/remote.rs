@@ -15,10 +15,11 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use crate::api::{RunOptions, RunOutput, RuntimeSpec, WorkloadSpec};
+use crate::client::h2::{run_h2_clients, H2Target};
 use crate::client::proto::Http1;
 use crate::client::{client_report, run_clients};
 use crate::cpu::CpuMeter;
-use crate::http::{host, serve_accept_loop, HttpService, ServerSide};
+use crate::http::{host, serve_accept_loop, HttpService, Proto, ServerSide};
 use crate::plan::{plan, Plan, Work};
 use crate::record::Collector;
 use crate::rt::ours::Ours;
@@ -167,6 +168,9 @@ pub fn load(target: SocketAddr, rt: &RuntimeSpec, w: &WorkloadSpec, opts: &RunOp
     // No runtime under test in this process: nothing to meter.
     let meter = CpuMeter::new();
     let run = match plan.work {
+        Work::Http(cfg, ..) if cfg.proto == Proto::H2 => {
+            run_h2_clients(&cs, &H2Target::new(cfg.body_bytes, host(target)), base, &|| {}, || (), &meter)?
+        }
         Work::Http(cfg, ..) => {
             run_clients(&cs, &Http1::new(cfg.body_bytes, host(target)), base, &|| {}, || (), &meter)?
         }

@@ -59,3 +59,45 @@ fn http_bodies_of_any_length_are_checked() {
         assert_eq!((out.sent, out.ops, out.failed), (Some(50), 50, Some(0)), "{bytes} bytes: {:?}", out.notes);
     }
 }
+
+/// HTTP/2 (`proto=h2`) on every scheduler: hyper's h2 server through each
+/// runtime's executor and timer glue, the h2 client on its own threads.
+/// Every request of the schedule is answered with the expected body, the
+/// server recorded each once, and streams share a connection: arrivals
+/// every 1 ms whose handlers each spin at least 3 ms on one connection
+/// must overlap there (HTTP/1.1 could carry only one of them at a time).
+#[test]
+fn http2_runs_on_every_scheduler_with_many_streams_per_connection() {
+    for s in wsbench_workloads::schedulers() {
+        let workers = if s.single_worker_only { 1 } else { 2 };
+        // Uniform 1000/s over 100 ms from phase 0: exactly 100 arrivals.
+        let params = [("proto", "h2"), ("arrival", "uniform"), ("connections", "1"), ("service-us", "3000")];
+        let out = run_watched(&rt(s.name, workers), &wl("http", &params, Some(1_000.0)), &opts(100, 0), WATCHDOG);
+        let at = format!("h2 on {} x{workers}", s.name);
+        assert_eq!((out.sent, out.ops, out.failed), (Some(100), 100, Some(0)), "{at}: {:?}", out.notes);
+        assert_eq!(out.latency_ns.len(), 100, "{at}");
+        assert_eq!(out.service_ns.as_ref().unwrap().len(), 100, "{at}: server-side records");
+        let extra = |n: &str| out.extras.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        assert_eq!(extra("failed_connections"), Some(0.0), "{at}");
+        let streams = extra("max_streams_per_connection").unwrap_or(0.0);
+        assert!(streams >= 2.0, "{at}: at most {streams} streams at once on the one connection");
+        let resolved = |n: &str| out.params.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+        assert_eq!(resolved("proto").as_deref(), Some("h2"), "{at}");
+    }
+}
+
+/// h2 failures are the injected panics (500 on a stream leaves the
+/// connection up), and bodies of any length are checked byte by byte
+/// across DATA frames and flow-control windows (100 000 bytes > the
+/// 65 535-byte initial window).
+#[test]
+fn http2_failures_and_long_bodies() {
+    let params = [("proto", "h2"), ("arrival", "uniform"), ("connections", "2"), ("panic-every", "10")];
+    let out = run_watched(&rt("steal-half", 2), &wl("http", &params, Some(1_000.0)), &opts(200, 0), WATCHDOG);
+    assert_eq!((out.sent, out.ops, out.failed), (Some(200), 180, Some(20)), "{:?}", out.notes);
+    for bytes in ["0", "100000"] {
+        let params = [("proto", "h2"), ("arrival", "uniform"), ("connections", "2"), ("response-bytes", bytes)];
+        let out = run_watched(&rt("tokio", 2), &wl("http", &params, Some(500.0)), &opts(100, 0), WATCHDOG);
+        assert_eq!((out.sent, out.ops, out.failed), (Some(50), 50, Some(0)), "{bytes} bytes: {:?}", out.notes);
+    }
+}

@@ -32,6 +32,7 @@
 //! run's notes say how many connections ended and why.
 
 mod conn;
+pub(crate) mod h2;
 pub(crate) mod proto;
 
 use std::collections::VecDeque;
@@ -118,11 +119,12 @@ pub(crate) fn client_report<T>(
     let mut histos = Histos::new();
     let mut gen = GenTotals::new();
     let mut notes = Vec::new();
-    let (mut ended, mut first) = (0, None);
+    let (mut ended, mut first, mut max_streams) = (0, None, 0);
     for t in &run.threads {
         histos.merge(&t.histos);
         gen.merge(&t.gen);
         ended += t.ended;
+        max_streams = max_streams.max(t.max_streams);
         first = first.or(t.first_error.as_deref());
     }
     if let Some(first) = first {
@@ -137,11 +139,14 @@ pub(crate) fn client_report<T>(
     // Counted apart from failed requests: a connection that never came up
     // (or ended early) fails at most its one request in flight, but takes
     // its share of the load away.
-    let extras = vec![
+    let mut extras = vec![
         ("connections".to_string(), spec.connections as f64),
         ("failed_connections".to_string(), ended as f64),
         ("client_threads".to_string(), spec.threads as f64),
     ];
+    if max_streams > 0 {
+        extras.push(("max_streams_per_connection".to_string(), max_streams as f64));
+    }
     OpenReport { histos, gen, window: run.window, counters, notes, extras, cpu: None }
 }
 
@@ -154,11 +159,21 @@ pub(crate) struct ThreadResult {
     /// Connections that ended before the run did, and the first reason.
     pub ended: usize,
     pub first_error: Option<String>,
+    /// HTTP/2: the most streams one connection had in flight at once (0
+    /// for the one-request-per-connection protocols).
+    pub max_streams: usize,
 }
 
 impl ThreadResult {
     fn new(conns: usize) -> ThreadResult {
-        ThreadResult { histos: Histos::new(), gen: GenTotals::new(), conns, ended: 0, first_error: None }
+        ThreadResult {
+            histos: Histos::new(),
+            gen: GenTotals::new(),
+            conns,
+            ended: 0,
+            first_error: None,
+            max_streams: 0,
+        }
     }
 
     fn conn_ended(&mut self, why: String) {
@@ -232,16 +247,29 @@ pub(crate) fn run_clients<P: Protocol, C: Fn() + Sync, T>(
     at_measure_start: impl FnOnce() -> T,
     meter: &CpuMeter,
 ) -> Result<ClientRun<T>, Error> {
+    run_client_threads(spec, at_measure_start, |index, gate| {
+        // The client's CPU is not the runtime's.
+        let _guest = meter.guest();
+        client_thread(spec, proto, base, gate, index, stall, meter)
+    })
+}
+
+/// Starts `spec.threads` threads running `thread(index, gate)`, fixes the
+/// window once each arrived at the gate (none when no connection anywhere
+/// is up: an error naming the first reason), and collects their results.
+fn run_client_threads<T>(
+    spec: &ClientSpec,
+    at_measure_start: impl FnOnce() -> T,
+    thread: impl Fn(usize, &StartGate) -> ThreadResult + Sync,
+) -> Result<ClientRun<T>, Error> {
     let gate = StartGate::new();
     thread::scope(|s| {
         let mut handles = Vec::with_capacity(spec.threads);
         for index in 0..spec.threads {
-            let gate = &gate;
-            let spawned = thread::Builder::new().name(format!("wsbench-client-{index}")).spawn_scoped(s, move || {
-                // The client's CPU is not the runtime's.
-                let _guest = meter.guest();
-                client_thread(spec, proto, base, gate, index, stall, meter)
-            });
+            let (gate, thread) = (&gate, &thread);
+            let spawned = thread::Builder::new()
+                .name(format!("wsbench-client-{index}"))
+                .spawn_scoped(s, move || thread(index, gate));
             match spawned {
                 Ok(h) => handles.push(h),
                 Err(e) => {

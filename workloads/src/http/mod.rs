@@ -1,6 +1,6 @@
 //! `http`: a hyper 1.x HTTP/1.1 keep-alive (or HTTP/2) server on the
-//! runtime under test, driven open-loop by the mio client of
-//! [`crate::client`] over loopback.
+//! runtime under test, driven open-loop over loopback by the mio client of
+//! [`crate::client`] (HTTP/1.1) or its h2 client (HTTP/2).
 //!
 //! Every runtime serves through hyper's own connection state machines;
 //! what differs is only the glue each runtime gives hyper
@@ -16,10 +16,9 @@
 //! `500` with an empty body; otherwise `200` with [`body`] of
 //! `response-bytes` bytes.
 //!
-//! HTTP/2 is not offered yet: the server side runs on every runtime
-//! (hyper's h2 with each runtime's executor and timer), but the mio
-//! client speaks only HTTP/1.1, and an h2 load generator that is not
-//! itself one of the runtimes under test is still to be written.
+//! `proto=h2` serves HTTP/2 through hyper's `http2` builder with the same
+//! glue (streams are tasks spawned through the runtime's executor); its
+//! client is [`crate::client::h2`], many streams per connection.
 //!
 //! The client passes what the server needs in one header, [`META_HEADER`]:
 //! `id seed flags intended_ns` (decimal; `intended_ns` after a base instant
@@ -47,6 +46,8 @@ pub(crate) const FLAG_HELLO: u32 = 4;
 pub(crate) enum Proto {
     /// HTTP/1.1 with keep-alive, one request in flight per connection.
     H1,
+    /// HTTP/2: many concurrent streams per connection.
+    H2,
 }
 
 /// The `http` workload's server settings.

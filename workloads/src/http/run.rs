@@ -1,12 +1,14 @@
-//! An in-process `http` run: hyper on the runtime under test, the mio
-//! client on its own threads, over loopback.
+//! An in-process `http` run: hyper on the runtime under test, the client
+//! on its own threads (mio for HTTP/1.1, the h2 client for HTTP/2), over
+//! loopback.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::thread;
 use std::time::Instant;
 
-use super::{Http, HttpService, ServerSide};
+use super::{Http, HttpService, Proto, ServerSide};
+use crate::client::h2::{run_h2_clients, H2Target};
 use crate::client::proto::Http1;
 use crate::client::{client_report, run_clients, ClientShape};
 use crate::cpu::CpuMeter;
@@ -43,12 +45,14 @@ pub(crate) fn run_http<R: Rt>(
     let stall_for = spec.stall;
     let stall = || drop(sp.spawn(async move { thread::sleep(stall_for) }));
     let cs = client.spec(addr, spec);
-    let proto = Http1::new(cfg.body_bytes, host(addr));
     let at_start = || {
         meter.start();
         sp.window_start()
     };
-    let run = run_clients(&cs, &proto, base, &stall, at_start, meter)?;
+    let run = match cfg.proto {
+        Proto::H1 => run_clients(&cs, &Http1::new(cfg.body_bytes, host(addr)), base, &stall, at_start, meter)?,
+        Proto::H2 => run_h2_clients(&cs, &H2Target::new(cfg.body_bytes, host(addr)), base, &stall, at_start, meter)?,
+    };
     let counters = counters_delta(&run.snapshot, &sp.counters());
     let mut report = client_report(run, &side.collector, &cs, counters);
     report.cpu = meter.finish();

@@ -14,7 +14,7 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::rt::bounds::Http2ServerConnExec;
 use hyper::rt::{Read, Timer, Write};
-use hyper::server::conn::http1;
+use hyper::server::conn::{http1, http2};
 use hyper::{Response, StatusCode};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -144,5 +144,6 @@ where
             drop(exec);
             http1::Builder::new().timer(timer).keep_alive(true).serve_connection(io, svc).await
         }
+        Proto::H2 => http2::Builder::new(exec).timer(timer).serve_connection(io, svc).await,
     }
 }

@@ -1,0 +1,434 @@
+//! The HTTP/2 client of `http` with `proto=h2`: many streams per
+//! connection, on the `h2` crate (the HTTP/2 implementation hyper's own
+//! `http2` is built on).
+//!
+//! Each client thread runs its own tokio current-thread runtime (a
+//! separate instance on the client's own threads: it never shares the
+//! runtime under test, even when that is tokio) with `connections /
+//! threads` HTTP/2 connections, and a *pacer* thread that releases the
+//! thread's arrivals (`rate / threads`) into a channel `EARLY` (50 µs)
+//! before their intended times; the runtime then polls its sockets without
+//! blocking (yielding) until each is due, as the HTTP/1.1 client's loop
+//! does. Each arrival becomes a stream on the next live connection
+//! (round robin): it waits for a free stream slot (the server's
+//! `max_concurrent_streams`) — that wait is the h2 counterpart of the
+//! HTTP/1.1 client's backlog — then its request is sent (the *send* time),
+//! and its latency counts from the intended time as for HTTP/1.1
+//! (coordinated-omission correction). Every response is checked: status
+//! 200, `content-length` when present, and every body byte; a wrong one
+//! is a failed request. A connection that fails ends with a reason (the
+//! run's notes), its in-flight streams fail, and later arrivals use the
+//! other connections or fail at once when none is left.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use h2::client::SendRequest;
+use hyper::{Request as HttpRequest, StatusCode};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tokio::task::LocalSet;
+
+use super::{run_client_threads, ClientRun, ClientSpec, Pending, StartGate, ThreadResult, CONNECT_TIMEOUT, EARLY};
+use crate::cpu::CpuMeter;
+use crate::http::{body, Meta, FLAG_HELLO, FLAG_MEASURED, FLAG_PANIC, META_HEADER};
+use crate::openloop::{count_left, drain_budget, mix, schedule, wait_until, Window};
+use crate::record::nanos;
+use crate::rt::pin_current;
+use crate::Error;
+
+/// How often the drain checks whether every stream finished.
+const DRAIN_TICK: Duration = Duration::from_millis(1);
+
+/// What the h2 client asks for and expects.
+pub(crate) struct H2Target {
+    uri: String,
+    expected: Vec<u8>,
+}
+
+impl H2Target {
+    /// `GET http://{authority}/`, answered by `200` with
+    /// [`body`]`(body_bytes)`.
+    pub(crate) fn new(body_bytes: usize, authority: String) -> H2Target {
+        H2Target { uri: format!("http://{authority}/"), expected: body(body_bytes) }
+    }
+
+    fn request(&self, meta: Meta) -> HttpRequest<()> {
+        HttpRequest::get(self.uri.as_str())
+            .header(META_HEADER, meta.encode())
+            .body(())
+            .expect("a GET of a valid URI with an ASCII header is a valid request")
+    }
+}
+
+/// Runs the h2 client threads (see the module doc); as
+/// [`super::run_clients`] otherwise.
+pub(crate) fn run_h2_clients<C: Fn() + Sync, T>(
+    spec: &ClientSpec,
+    target: &H2Target,
+    base: Instant,
+    stall: &C,
+    at_measure_start: impl FnOnce() -> T,
+    meter: &CpuMeter,
+) -> Result<ClientRun<T>, Error> {
+    run_client_threads(spec, at_measure_start, |index, gate| {
+        // The client's CPU is not the runtime's.
+        let _guest = meter.guest();
+        h2_thread(spec, target, base, gate, index, stall, meter)
+    })
+}
+
+/// One connection: its stream opener and whether it is still usable.
+#[derive(Clone)]
+struct H2Conn {
+    send: SendRequest<Bytes>,
+    dead: Rc<Cell<bool>>,
+    /// Streams in flight on it now.
+    streams: Rc<Cell<usize>>,
+}
+
+/// What the thread's tasks share (one thread: no locks).
+struct Shared {
+    r: RefCell<ThreadResult>,
+    /// Streams sent and not yet finished.
+    inflight: Cell<usize>,
+    /// The run is over: connections closing now are not failures.
+    over: Cell<bool>,
+}
+
+fn h2_thread(
+    spec: &ClientSpec,
+    target: &H2Target,
+    base: Instant,
+    gate: &StartGate,
+    index: usize,
+    stall: &(impl Fn() + Sync),
+    meter: &CpuMeter,
+) -> ThreadResult {
+    pin_current(&spec.load.cores, index);
+    let shared = Rc::new(Shared {
+        r: RefCell::new(ThreadResult::new(spec.conns_of(index))),
+        inflight: Cell::new(0),
+        over: Cell::new(false),
+    });
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            shared.r.borrow_mut().first_error = Some(format!("creating the h2 client's runtime: {e}"));
+            gate.arrive(0);
+            return unwrap_shared(shared);
+        }
+    };
+    let local = LocalSet::new();
+    let conns = local.block_on(&rt, connect_all(spec, target, &shared));
+    let Some(w) = gate.arrive(conns.len()) else { return finish(local, shared) };
+    let (tx, rx) = unbounded_channel();
+    let stop = AtomicBool::new(false);
+    let skipped = thread::scope(|s| {
+        let (w, stop) = (&w, &stop);
+        let pacer = thread::Builder::new().name(format!("wsbench-h2-pacer-{index}")).spawn_scoped(s, move || {
+            let _guest = meter.guest();
+            pace(spec, index, w, stop, stall, tx)
+        });
+        let pacer = match pacer {
+            Ok(p) => p,
+            Err(e) => {
+                shared.r.borrow_mut().first_error = Some(format!("starting a pacer thread: {e}"));
+                return 0;
+            }
+        };
+        let driver = Driver { spec, target, base, w: *w, shared: Rc::clone(&shared), conns, next: 0 };
+        local.block_on(&rt, driver.run(rx));
+        // Relaxed: the pacer only needs to see it eventually.
+        stop.store(true, Ordering::Relaxed);
+        pacer.join().expect("the h2 pacer panicked")
+    });
+    shared.r.borrow_mut().gen.skipped += skipped;
+    finish(local, shared)
+}
+
+/// Ends the thread's tasks (streams still in flight were counted
+/// unfinished) and returns its result.
+fn finish(local: LocalSet, shared: Rc<Shared>) -> ThreadResult {
+    shared.over.set(true);
+    drop(local);
+    unwrap_shared(shared)
+}
+
+fn unwrap_shared(shared: Rc<Shared>) -> ThreadResult {
+    match Rc::try_unwrap(shared) {
+        Ok(s) => s.r.into_inner(),
+        Err(_) => unreachable!("every task holding the shared state was dropped with the LocalSet"),
+    }
+}
+
+/// Releases the arrivals of thread `index` at their intended times; returns
+/// how many were skipped (still unsent at `send_until`).
+fn pace(
+    spec: &ClientSpec,
+    index: usize,
+    w: &Window,
+    stop: &AtomicBool,
+    stall: &(impl Fn() + Sync),
+    tx: UnboundedSender<Pending>,
+) -> u64 {
+    let mut arrivals = schedule(&spec.schedule_spec(), index);
+    let (mut id, step) = (index as u64, spec.threads as u64);
+    let mut stall_pending = index == 0 && !spec.load.stall.is_zero();
+    loop {
+        let intended = w.start + Duration::from_nanos(arrivals.next_offset_ns());
+        // Relaxed: a flag read in a loop; nothing is published through it.
+        if intended >= w.end || stop.load(Ordering::Relaxed) {
+            return 0;
+        }
+        // Early, as the HTTP/1.1 pacer: the driver polls until it is due.
+        if wait_until(intended.checked_sub(EARLY).unwrap_or(intended)) >= w.send_until {
+            return 1 + count_left(&mut arrivals, w);
+        }
+        if stall_pending && intended >= w.midpoint {
+            stall_pending = false;
+            stall();
+        }
+        if tx.send(Pending { id, intended }).is_err() {
+            return 0;
+        }
+        id += step;
+    }
+}
+
+/// Opens the thread's connections (at most `MAX_PENDING_CONNECTS` at a
+/// time), each proven by one unrecorded hello stream; returns the live
+/// ones.
+async fn connect_all(spec: &ClientSpec, target: &H2Target, shared: &Rc<Shared>) -> Vec<H2Conn> {
+    let wanted = shared.r.borrow().conns;
+    let mut conns = Vec::with_capacity(wanted);
+    for batch_start in (0..wanted).step_by(super::MAX_PENDING_CONNECTS) {
+        let batch = (wanted - batch_start).min(super::MAX_PENDING_CONNECTS);
+        let mut handles = Vec::with_capacity(batch);
+        for _ in 0..batch {
+            let (addr, shared) = (spec.addr, Rc::clone(shared));
+            let hello = target.request(Meta { id: u64::MAX, seed: 0, flags: FLAG_HELLO, intended_ns: 0 });
+            let expected = target.expected.clone();
+            handles.push(tokio::task::spawn_local(async move {
+                let setup = async {
+                    let conn = open(addr, &shared).await?;
+                    let not_h2 = |e: String| format!("{addr} does not answer HTTP/2 ({e}); is it serving proto=h2?");
+                    let mut send = conn.send.clone().ready().await.map_err(|e| not_h2(e.to_string()))?;
+                    exchange(&mut send, hello, &expected).await.map_err(not_h2)?;
+                    Ok::<_, String>(conn)
+                };
+                match tokio::time::timeout(CONNECT_TIMEOUT, setup).await {
+                    Ok(r) => r,
+                    Err(_) => Err(format!("no HTTP/2 hello answer from {addr} within {CONNECT_TIMEOUT:?}")),
+                }
+            }));
+        }
+        for h in handles {
+            match h.await {
+                Ok(Ok(c)) => conns.push(c),
+                Ok(Err(why)) => shared.r.borrow_mut().conn_ended(why),
+                Err(e) => shared.r.borrow_mut().conn_ended(format!("connection task: {e}")),
+            }
+        }
+    }
+    conns
+}
+
+/// Connects, shakes hands and starts the connection's driver task.
+async fn open(addr: std::net::SocketAddr, shared: &Rc<Shared>) -> Result<H2Conn, String> {
+    let tcp = TcpStream::connect(addr).await.map_err(|e| format!("connecting to {addr}: {e}"))?;
+    tcp.set_nodelay(true).map_err(|e| format!("TCP_NODELAY on {addr}: {e}"))?;
+    let (send, connection) = h2::client::handshake(tcp)
+        .await
+        .map_err(|e| format!("{addr} does not speak HTTP/2 (handshake: {e}); serve with --param proto=h2"))?;
+    let dead = Rc::new(Cell::new(false));
+    let (flag, shared) = (Rc::clone(&dead), Rc::clone(shared));
+    tokio::task::spawn_local(async move {
+        let end = connection.await;
+        flag.set(true);
+        if !shared.over.get() {
+            let why = match end {
+                Ok(()) => format!("{addr} closed the HTTP/2 connection"),
+                Err(e) => format!("HTTP/2 connection to {addr}: {e}"),
+            };
+            shared.r.borrow_mut().conn_ended(why);
+        }
+    });
+    Ok(H2Conn { send, dead, streams: Rc::new(Cell::new(0)) })
+}
+
+/// Sends `req` on `send` and checks the answer against `expected`.
+async fn exchange(send: &mut SendRequest<Bytes>, req: HttpRequest<()>, expected: &[u8]) -> Result<(), String> {
+    let (response, _) = send.send_request(req, true).map_err(|e| format!("sending: {e}"))?;
+    let response = response.await.map_err(|e| format!("response: {e}"))?;
+    if response.status() != StatusCode::OK {
+        return Err(format!("status {}", response.status().as_u16()));
+    }
+    if let Some(len) = response.headers().get(hyper::header::CONTENT_LENGTH) {
+        let len = len.to_str().ok().and_then(|l| l.parse::<usize>().ok());
+        if len != Some(expected.len()) {
+            return Err(format!("content-length {len:?}, expected {}", expected.len()));
+        }
+    }
+    let mut body = response.into_body();
+    let mut got = 0;
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.map_err(|e| format!("body: {e}"))?;
+        let n = chunk.len();
+        if expected.get(got..got + n) != Some(&chunk[..]) {
+            return Err(format!("body bytes {got}..{} differ from the expected body", got + n));
+        }
+        got += n;
+        // Flow control: give the window back, or the server stalls.
+        let _ = body.flow_control().release_capacity(n);
+    }
+    if got != expected.len() {
+        return Err(format!("body of {got} bytes, expected {}", expected.len()));
+    }
+    Ok(())
+}
+
+/// Steps 3 and 4 on the thread's runtime: each arrival a stream, then the
+/// drain.
+struct Driver<'a> {
+    spec: &'a ClientSpec,
+    target: &'a H2Target,
+    base: Instant,
+    w: Window,
+    shared: Rc<Shared>,
+    conns: Vec<H2Conn>,
+    /// Round-robin position.
+    next: usize,
+}
+
+impl Driver<'_> {
+    async fn run(mut self, mut rx: UnboundedReceiver<Pending>) {
+        let hard_deadline = self.w.send_until + drain_budget(&self.spec.load);
+        while let Some(p) = rx.recv().await {
+            // Yielding lets the runtime poll its sockets (without blocking)
+            // while the arrival comes due, so answers are read meanwhile.
+            while Instant::now() < p.intended {
+                tokio::task::yield_now().await;
+            }
+            self.dispatch(p);
+        }
+        while self.shared.inflight.get() > 0 && Instant::now() < hard_deadline {
+            tokio::time::sleep(DRAIN_TICK).await;
+        }
+    }
+
+    /// The next live connection, round robin.
+    fn pick(&mut self) -> Option<H2Conn> {
+        for _ in 0..self.conns.len() {
+            let c = &self.conns[self.next % self.conns.len()];
+            self.next = self.next.wrapping_add(1);
+            if !c.dead.get() {
+                return Some(c.clone());
+            }
+        }
+        None
+    }
+
+    fn dispatch(&mut self, p: Pending) {
+        let measured = p.intended >= self.w.measure_from;
+        let Some(conn) = self.pick() else {
+            // No live connection left: the request fails at once.
+            if measured {
+                let mut r = self.shared.r.borrow_mut();
+                r.gen.sent += 1;
+                r.histos.failed += 1;
+            }
+            return;
+        };
+        let load = &self.spec.load;
+        let must_panic = load.panic_every != 0 && p.id % load.panic_every == load.panic_every - 1;
+        let mut flags = if measured { FLAG_MEASURED } else { 0 };
+        if must_panic {
+            flags |= FLAG_PANIC;
+        }
+        let meta = Meta {
+            id: p.id,
+            seed: mix(load.seed, p.id),
+            flags,
+            intended_ns: nanos(p.intended.saturating_duration_since(self.base)),
+        };
+        let req = self.target.request(meta);
+        let expected = self.target.expected.clone();
+        let (shared, w) = (Rc::clone(&self.shared), self.w);
+        shared.inflight.set(shared.inflight.get() + 1);
+        tokio::task::spawn_local(async move {
+            // Waiting for a free stream slot is the h2 backlog: not sent yet.
+            let ready = conn.send.ready().await;
+            let sent = Instant::now();
+            {
+                let mut r = shared.r.borrow_mut();
+                r.gen.record_send(&w, p.intended, sent);
+                conn.streams.set(conn.streams.get() + 1);
+                r.max_streams = r.max_streams.max(conn.streams.get());
+            }
+            let ok = match ready {
+                Ok(mut send) => exchange(&mut send, req, &expected).await.is_ok(),
+                Err(_) => false,
+            };
+            conn.streams.set(conn.streams.get() - 1);
+            if measured {
+                shared.r.borrow_mut().histos.record_client(p.intended, sent, Instant::now(), ok);
+            }
+            shared.inflight.set(shared.inflight.get() - 1);
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hand-written h2 server (the `h2` crate's server half) answering
+    /// every request with `status`, `body` and optionally a
+    /// `content-length`.
+    async fn answer(listener: tokio::net::TcpListener, status: u16, body: &'static [u8], length: Option<&'static str>) {
+        let (tcp, _) = listener.accept().await.unwrap();
+        let mut conn = h2::server::handshake(tcp).await.unwrap();
+        while let Some(Ok((_req, mut respond))) = conn.accept().await {
+            let mut head = hyper::Response::builder().status(status);
+            if let Some(l) = length {
+                head = head.header(hyper::header::CONTENT_LENGTH, l);
+            }
+            let mut stream = respond.send_response(head.body(()).unwrap(), body.is_empty()).unwrap();
+            if !body.is_empty() {
+                stream.send_data(Bytes::from_static(body), true).unwrap();
+            }
+        }
+    }
+
+    /// What the client makes of that answer when it expects `abc`.
+    fn check(status: u16, body: &'static [u8], length: Option<&'static str>) -> Result<(), String> {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            tokio::spawn(answer(listener, status, body, length));
+            let (send, conn) = h2::client::handshake(TcpStream::connect(addr).await.unwrap()).await.unwrap();
+            tokio::spawn(async move { drop(conn.await) });
+            let target = H2Target::new(3, addr.to_string());
+            let mut send = send.ready().await.unwrap();
+            exchange(&mut send, target.request(Meta::default()), &target.expected).await
+        })
+    }
+
+    #[test]
+    fn every_answer_is_checked() {
+        assert_eq!(check(200, b"abc", None), Ok(()));
+        assert_eq!(check(200, b"abc", Some("3")), Ok(()));
+        let err = |status, body, length| check(status, body, length).unwrap_err();
+        assert_eq!(err(500, b"abc", None), "status 500");
+        assert_eq!(err(200, b"abd", None), "body bytes 0..3 differ from the expected body");
+        assert_eq!(err(200, b"abcd", None), "body bytes 0..4 differ from the expected body");
+        assert_eq!(err(200, b"ab", None), "body of 2 bytes, expected 3");
+        assert_eq!(err(200, b"abc", Some("4")), "content-length Some(4), expected 3");
+    }
+}
