@@ -89,6 +89,8 @@ struct H2Conn {
     dead: Rc<Cell<bool>>,
     /// Streams in flight on it now.
     streams: Rc<Cell<usize>>,
+    /// Its hello was answered: from then on, its end is a failure of its own.
+    up: Rc<Cell<bool>>,
 }
 
 /// What the thread's tasks share (one thread: no locks).
@@ -219,6 +221,7 @@ async fn connect_all(spec: &ClientSpec, target: &H2Target, shared: &Rc<Shared>) 
                     let not_h2 = |e: String| format!("{addr} does not answer HTTP/2 ({e}); is it serving proto=h2?");
                     let mut send = conn.send.clone().ready().await.map_err(|e| not_h2(e.to_string()))?;
                     exchange(&mut send, hello, &expected).await.map_err(not_h2)?;
+                    conn.up.set(true);
                     Ok::<_, String>(conn)
                 };
                 match tokio::time::timeout(CONNECT_TIMEOUT, setup).await {
@@ -245,12 +248,13 @@ async fn open(addr: std::net::SocketAddr, shared: &Rc<Shared>) -> Result<H2Conn,
     let (send, connection) = h2::client::handshake(tcp)
         .await
         .map_err(|e| format!("{addr} does not speak HTTP/2 (handshake: {e}); serve with --param proto=h2"))?;
-    let dead = Rc::new(Cell::new(false));
-    let (flag, shared) = (Rc::clone(&dead), Rc::clone(shared));
+    let (dead, up) = (Rc::new(Cell::new(false)), Rc::new(Cell::new(false)));
+    let (flag, proven, shared) = (Rc::clone(&dead), Rc::clone(&up), Rc::clone(shared));
     tokio::task::spawn_local(async move {
         let end = connection.await;
         flag.set(true);
-        if !shared.over.get() {
+        // Before its hello was answered, the hello's own error says why.
+        if proven.get() && !shared.over.get() {
             let why = match end {
                 Ok(()) => format!("{addr} closed the HTTP/2 connection"),
                 Err(e) => format!("HTTP/2 connection to {addr}: {e}"),
@@ -258,7 +262,7 @@ async fn open(addr: std::net::SocketAddr, shared: &Rc<Shared>) -> Result<H2Conn,
             shared.r.borrow_mut().conn_ended(why);
         }
     });
-    Ok(H2Conn { send, dead, streams: Rc::new(Cell::new(0)) })
+    Ok(H2Conn { send, dead, up, streams: Rc::new(Cell::new(0)) })
 }
 
 /// Sends `req` on `send` and checks the answer against `expected`.
