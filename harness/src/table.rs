@@ -230,11 +230,17 @@ pub fn legend(results: &Results) -> Vec<String> {
 
 /// What the latency columns mean for the workloads in the table: an
 /// open-loop row's latency runs from each request's intended send time to
-/// its completion; a benchmark row's is the time of one iteration.
+/// its completion; a benchmark row's is the time of one iteration;
+/// `spawn-storm`'s is the time of one spawn call.
 pub fn latency_legend<'a>(workloads: impl IntoIterator<Item = &'a str>) -> String {
     let (mut open, mut bench, mut other): (Vec<&str>, Vec<&str>, Vec<&str>) = Default::default();
+    let mut storm = false;
     for name in workloads {
         let kind = match wsbench_workloads::workloads().iter().find(|w| w.name == name) {
+            _ if name == "spawn-storm" => {
+                storm = true;
+                continue;
+            }
             Some(info) if info.open_loop => &mut open,
             Some(_) => &mut bench,
             None => &mut other,
@@ -252,6 +258,9 @@ pub fn latency_legend<'a>(workloads: impl IntoIterator<Item = &'a str>) -> Strin
     }
     if !bench.is_empty() {
         parts.push(format!("latency of {} (benchmark) = time per iteration", bench.join(", ")));
+    }
+    if storm {
+        parts.push("latency of spawn-storm = time per spawn call (each batch of 64 timed as one)".to_string());
     }
     if !other.is_empty() {
         parts.push(format!("latency of {} = as its workload recorded it", other.join(", ")));
@@ -272,6 +281,11 @@ mod tests {
         );
         assert_eq!(latency_legend(["chained-spawn"]), "latency of chained-spawn (benchmark) = time per iteration");
         assert_eq!(latency_legend(["no-such"]), "latency of no-such = as its workload recorded it");
+        assert_eq!(
+            latency_legend(["spawn-storm", "chained-spawn"]),
+            "latency of chained-spawn (benchmark) = time per iteration; \
+             latency of spawn-storm = time per spawn call (each batch of 64 timed as one)"
+        );
     }
 
     #[test]

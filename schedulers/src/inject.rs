@@ -11,14 +11,19 @@
 //! `t % shards` — so spawners do not share a lock unless there are more
 //! of them than shards, and a worker pops its own shard (`worker %
 //! shards`) first, then the others in order.
+//!
+//! Every lock acquisition first tries the lock; one that finds it held
+//! counts one contended acquisition on its shard (`lock_contended`, the
+//! `inject_lock_contended` figure of `RuntimeMetrics`) before it blocks.
+//! The uncontended path costs the same single atomic as a plain `lock`.
 
 use std::collections::VecDeque;
 
 use crossbeam_utils::CachePadded;
 
 use crate::knobs::InjectMode;
-use crate::loom::sync::atomic::{AtomicUsize, Ordering};
-use crate::loom::sync::Mutex;
+use crate::loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use crate::loom::sync::{Mutex, MutexGuard};
 use crate::task::raw::Notified;
 
 /// Workers per shard in `sharded` mode.
@@ -28,6 +33,24 @@ struct Shard {
     queue: Mutex<Queue>,
     /// Mirror of `queue.tasks.len()`, written under the lock.
     len: AtomicUsize,
+    /// Acquisitions of `queue` that found it held (a statistic).
+    lock_contended: AtomicU64,
+}
+
+impl Shard {
+    /// Locks the queue, counting the acquisition as contended when the
+    /// lock is already held.
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        match self.queue.try_lock() {
+            Ok(q) => q,
+            Err(std::sync::TryLockError::WouldBlock) => {
+                // Relaxed: a statistic; nothing is published through it.
+                self.lock_contended.fetch_add(1, Ordering::Relaxed);
+                self.queue.lock().unwrap()
+            }
+            Err(std::sync::TryLockError::Poisoned(e)) => panic!("inject shard lock poisoned: {e}"),
+        }
+    }
 }
 
 struct Queue {
@@ -71,6 +94,7 @@ impl Inject {
                 CachePadded::new(Shard {
                     queue: Mutex::new(Queue { tasks: VecDeque::new(), closed: false }),
                     len: AtomicUsize::new(0),
+                    lock_contended: AtomicU64::new(0),
                 })
             })
             .collect();
@@ -94,7 +118,7 @@ impl Inject {
     /// Pushes one task; `Err` when closed.
     pub(crate) fn push(&self, task: Notified) -> Result<(), Notified> {
         let shard = self.push_shard();
-        let mut q = shard.queue.lock().unwrap();
+        let mut q = shard.lock();
         if q.closed {
             return Err(task);
         }
@@ -109,7 +133,7 @@ impl Inject {
     /// Pushes a batch under one lock; tasks are dropped when closed.
     pub(crate) fn push_batch(&self, tasks: impl Iterator<Item = Notified>) {
         let shard = self.push_shard();
-        let mut q = shard.queue.lock().unwrap();
+        let mut q = shard.lock();
         if q.closed {
             drop(q);
             tasks.for_each(drop);
@@ -141,7 +165,7 @@ impl Inject {
             if shard.len.load(Ordering::Acquire) == 0 {
                 continue;
             }
-            let mut q = shard.queue.lock().unwrap();
+            let mut q = shard.lock();
             let Some(first) = q.tasks.pop_front() else { continue };
             let take = max.saturating_sub(1).min(q.tasks.len());
             for t in q.tasks.drain(..take) {
@@ -162,12 +186,19 @@ impl Inject {
     /// Closes every shard (later pushes fail) and drains it into `out`.
     pub(crate) fn close(&self, out: &mut Vec<Notified>) {
         for shard in self.shards.iter() {
-            let mut q = shard.queue.lock().unwrap();
+            let mut q = shard.lock();
             q.closed = true;
             out.extend(q.tasks.drain(..));
             // Release: as in `push`.
             shard.len.store(0, Ordering::Release);
         }
+    }
+
+    /// Lock acquisitions (push, pop, close) that found a shard's lock held,
+    /// summed over shards since the queue was built.
+    pub(crate) fn lock_contended(&self) -> u64 {
+        // Relaxed: a statistic (see `Shard::lock`).
+        self.shards.iter().map(|s| s.lock_contended.load(Ordering::Relaxed)).sum()
     }
 
     /// Number of shards (1 in mutex mode).
@@ -195,5 +226,31 @@ mod tests {
         let inject = Inject::new(InjectMode::Sharded, 8);
         assert_eq!(inject.shards(), 2);
         assert_eq!(inject.home_shard(), thread_number() % 2);
+    }
+
+    /// `lock_contended` counts acquisitions that found a shard's lock held:
+    /// a close that runs uncontended counts nothing; one that runs while
+    /// the test holds the lock counts exactly one (its `try_lock` fails
+    /// once, then it waits), on that shard only.
+    #[test]
+    fn an_acquisition_that_finds_the_lock_held_counts_one_contention() {
+        let inject = Inject::new(InjectMode::Sharded, 8);
+        let mut out = Vec::new();
+        inject.close(&mut out);
+        assert_eq!(inject.lock_contended(), 0, "uncontended");
+        std::thread::scope(|s| {
+            let guard = inject.shards[1].queue.lock().unwrap();
+            let closer = s.spawn(|| inject.close(&mut Vec::new()));
+            let start = std::time::Instant::now();
+            while inject.lock_contended() == 0 {
+                assert!(start.elapsed() < std::time::Duration::from_secs(20), "the blocked close was not counted");
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            drop(guard);
+            closer.join().unwrap();
+        });
+        assert_eq!(inject.lock_contended(), 1);
+        assert_eq!(inject.shards[1].lock_contended.load(Ordering::Relaxed), 1, "counted on the held shard");
+        assert!(out.is_empty());
     }
 }

@@ -169,6 +169,12 @@ pub struct RuntimeMetrics {
     /// values in different runtime instances of the same workload, which is
     /// what this shows.
     pub global_queue_intervals: Vec<Option<u32>>,
+    /// Acquisitions of the inject queue's lock(s) that found the lock held
+    /// (pushes from outside, overflow, refills, shutdown), since the runtime
+    /// was built: the inject-lock contention. `None` for policies whose
+    /// shared queue takes no lock (`global`, `steal-one`: crossbeam's
+    /// lock-free `Injector`).
+    pub inject_lock_contended: Option<u64>,
 }
 
 impl RuntimeMetrics {

@@ -185,4 +185,11 @@ pub trait Policy: Send + Sync + Sized + 'static {
 
     /// Shutdown: close shared queues (later pushes fail) and drain them.
     fn close_shared(&self, out: &mut Vec<Notified>);
+
+    /// Acquisitions of the inject queue's lock(s) that found it held, since
+    /// the runtime was built (`RuntimeMetrics::inject_lock_contended`);
+    /// `None` for a policy without a locked inject queue.
+    fn inject_lock_contended(&self) -> Option<u64> {
+        None
+    }
 }

@@ -224,6 +224,14 @@ pub static WORKLOADS: &[WorkloadInfo] = &[
         default_rate_per_worker: Some(1_000.0),
     },
     WorkloadInfo {
+        name: "spawn-storm",
+        about: "S plain threads outside the runtime spawn tiny tasks flat out; ns per task and inject-lock contention; not in the default suite",
+        open_loop: false,
+        in_default_suite: false,
+        params: &[p("spawners", "8", "spawning threads (never runtime workers): 1..=1024")],
+        default_rate_per_worker: None,
+    },
+    WorkloadInfo {
         name: "hang",
         about: "test-only: never finishes (for testing the harness watchdog); not in the default suite",
         open_loop: false,

@@ -9,6 +9,8 @@
 //!   `timeouts`, `tcp-rpc`, `mixed`, `http`) with coordinated-omission-corrected latency,
 //!   queue wait and service time recorded apart, in per-thread
 //!   hdrhistograms;
+//! - `spawn-storm`: plain threads outside the runtime spawning tiny tasks
+//!   flat out (the remote-spawn path and its inject-queue lock);
 //! - `hang` and `crash`, test-only workloads that never finish and abort
 //!   the process.
 //!
@@ -36,6 +38,7 @@ pub mod rt;
 mod runner;
 mod sched;
 pub mod spin;
+mod storm;
 mod tcp;
 
 pub use error::Error;

@@ -13,6 +13,7 @@ use crate::http::{Http, Proto};
 use crate::micro::{Fanout, Skewed, Timeouts, Timers};
 use crate::openloop::{Injection, LoadSpec};
 use crate::params::Params;
+use crate::storm::{Storm, MAX_SPAWNERS};
 use crate::tcp::{Handler, Mixed, TcpRpc};
 use crate::Error;
 
@@ -78,6 +79,7 @@ pub(crate) enum Work {
     Timeouts(Timeouts, Load),
     Tcp(Handler, Load, ClientShape),
     Http(Http, Load, ClientShape),
+    Storm(Storm),
     Hang,
     Crash,
 }
@@ -136,6 +138,10 @@ fn closed_work(p: &mut Params<'_>, workers: usize) -> Result<Work, Error> {
     match p.workload() {
         "hang" => return Ok(Work::Hang),
         "crash" => return Ok(Work::Crash),
+        "spawn-storm" => {
+            let spawners = p.u64_in("spawners", 1, MAX_SPAWNERS)?;
+            return Ok(Work::Storm(Storm { spawners: spawners as usize }));
+        }
         "spawn-many-local" | "spawn-many-remote-idle" => {
             b.shape =
                 if p.workload() == "spawn-many-local" { Shape::SpawnManyLocal } else { Shape::SpawnManyRemoteIdle };

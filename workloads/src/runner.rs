@@ -19,6 +19,7 @@ use crate::rt::smol_rt::Smol;
 use crate::rt::tokio_rt::{TokioCurrent, TokioMulti};
 use crate::rt::{check_cores, Rt, Spawner};
 use crate::sched::Which;
+use crate::storm::run_storm;
 use crate::tcp::run_tcp;
 use crate::Error;
 
@@ -155,6 +156,7 @@ fn dispatch<R: Rt>(
             let spec = load.spec(rt, opts);
             Ok(run_http(runtime, &spec, cfg, client, meter)?.into_output(&spec, params))
         }
+        Work::Storm(cfg) => Ok(run_storm(runtime, &cfg, &rt.loadgen_cores, opts, params, meter)),
         Work::Hang => {
             let sp = runtime.spawner();
             // Never finishes, on purpose: the harness's watchdog is what

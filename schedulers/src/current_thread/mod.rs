@@ -78,6 +78,10 @@ impl Policy for CurrentThread {
     fn close_shared(&self, out: &mut Vec<Notified>) {
         self.inject.close(out);
     }
+
+    fn inject_lock_contended(&self) -> Option<u64> {
+        Some(self.inject.lock_contended())
+    }
 }
 
 /// Moves up to `INJECT_BATCH` tasks from `inject` into `queue` in one lock

@@ -87,4 +87,9 @@ impl Policy for PerWorker {
             inbox.close(out);
         }
     }
+
+    /// Summed over the workers' inboxes (each a locked inject queue).
+    fn inject_lock_contended(&self) -> Option<u64> {
+        Some(self.inboxes.iter().map(|inbox| inbox.lock_contended()).sum())
+    }
 }

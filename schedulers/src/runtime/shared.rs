@@ -185,7 +185,8 @@ impl<P: Policy> Shared<P> {
                 n => Some(u32::try_from(n).unwrap_or(u32::MAX)),
             })
             .collect();
-        RuntimeMetrics { workers, driver, global_queue_intervals }
+        let inject_lock_contended = self.policy.inject_lock_contended();
+        RuntimeMetrics { workers, driver, global_queue_intervals, inject_lock_contended }
     }
 
     pub(crate) fn worker_exited(&self) {

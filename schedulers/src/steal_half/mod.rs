@@ -342,4 +342,8 @@ impl<Q: RunQueue> Policy for StealHalf<Q> {
         out.extend(self.lifo_slots.iter().filter_map(|s| s.take()));
         self.inject.close(out);
     }
+
+    fn inject_lock_contended(&self) -> Option<u64> {
+        Some(self.inject.lock_contended())
+    }
 }

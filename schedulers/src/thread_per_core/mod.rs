@@ -124,7 +124,8 @@ impl ThreadPerCore {
         self.cores.iter().for_each(Handle::reset_peak_metrics);
     }
 
-    /// Worker counters in core order; driver counters summed (maxima: max).
+    /// Worker counters in core order; driver counters and inject-lock
+    /// contention summed (maxima: max).
     pub(crate) fn metrics(&self) -> RuntimeMetrics {
         let mut all = RuntimeMetrics::default();
         for core in self.cores.iter() {
@@ -132,6 +133,10 @@ impl ThreadPerCore {
             all.workers.extend(m.workers);
             all.global_queue_intervals.extend(m.global_queue_intervals);
             all.driver.merge(&m.driver);
+            all.inject_lock_contended = match (all.inject_lock_contended, m.inject_lock_contended) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            };
         }
         all
     }

@@ -187,6 +187,13 @@ pub trait Spawner: Clone + Send + Sync + 'static {
     fn global_queue_intervals(&self) -> Vec<u32> {
         Vec::new()
     }
+
+    /// Inject-queue lock acquisitions that found the lock held, since the
+    /// runtime was built, for runtimes that count them (ours with a locked
+    /// inject queue); `None` otherwise.
+    fn inject_lock_contended(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Fills `buf` completely; `UnexpectedEof` when the stream ends first.

@@ -198,6 +198,10 @@ impl Spawner for OursSpawner {
     fn global_queue_intervals(&self) -> Vec<u32> {
         self.handle.metrics().global_queue_intervals.into_iter().flatten().collect()
     }
+
+    fn inject_lock_contended(&self) -> Option<u64> {
+        self.handle.metrics().inject_lock_contended
+    }
 }
 
 impl OursSpawner {
