@@ -352,7 +352,7 @@ fn http2_serve_and_load() {
     // HTTP/1.1 to an HTTP/2-only server, HTTP/2 to an HTTP/1.1 server.
     load(&server.addr, "h1").code(1).stdout_has(&["does not speak HTTP/1.1"]);
     let h1 = Server::start(&dir, &["--workload", "http"]);
-    load(&h1.addr, "h2").code(1).stdout_has(&["does not answer HTTP/2", "proto=h2"]);
+    load(&h1.addr, "h2").code(1).stdout_has(&["no HTTP/2 answer", "not serving proto=h2"]);
     for s in [server, h1] {
         let (code, stdout) = s.stop();
         assert_eq!(code, Some(0), "{stdout}");

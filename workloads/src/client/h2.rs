@@ -218,7 +218,9 @@ async fn connect_all(spec: &ClientSpec, target: &H2Target, shared: &Rc<Shared>) 
             handles.push(tokio::task::spawn_local(async move {
                 let setup = async {
                     let conn = open(addr, &shared).await?;
-                    let not_h2 = |e: String| format!("{addr} does not answer HTTP/2 ({e}); is it serving proto=h2?");
+                    let not_h2 = |e: String| {
+                        format!("no HTTP/2 answer from {addr} to the hello ({e}): not serving proto=h2, or the connection failed")
+                    };
                     let mut send = conn.send.clone().ready().await.map_err(|e| not_h2(e.to_string()))?;
                     exchange(&mut send, hello, &expected).await.map_err(not_h2)?;
                     conn.up.set(true);
