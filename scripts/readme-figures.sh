@@ -10,6 +10,10 @@
 #   scripts/readme-figures.sh --record  first record every data file below at this commit
 #                                       (about 6 minutes on 2 cores), then redraw; refuses a
 #                                       tree with uncommitted changes
+#   scripts/readme-figures.sh --record-compare
+#                                       the same for the compare and history inputs only
+#                                       (tiny-ab-*, tiny-now-*: about 3 minutes), which the
+#                                       CLI reads only at the current CSV schema version
 #
 # Figures (README section: data -> figure):
 #   "A scaling chart": skewed-scaling.csv -> skewed-p99.png (`wsbench plot`), and the
@@ -34,12 +38,13 @@ check=0 record=0
 case "${1:-}" in
     --check) check=1 ;;
     --record) record=1 ;;
+    --record-compare) record=2 ;;
     "") ;;
     *) echo "error: unknown argument '$1'; usage: scripts/readme-figures.sh [--check | --record]" >&2; exit 2 ;;
 esac
 
 data=results/baseline/readme
-if [ "$record" = 1 ] && [ -n "$(git status --porcelain)" ]; then
+if [ "$record" != 0 ] && [ -n "$(git status --porcelain)" ]; then
     echo "error: --record needs a clean tree (the runs record the commit they ran at); uncommitted:" >&2
     git status --short >&2
     exit 2
@@ -56,22 +61,26 @@ recorded_at() {
     tail -n +2 "$1" | cut -d, -f"$col" | sort -u | tr '\n' ' '
 }
 
-if [ "$record" = 1 ]; then
+if [ "$record" != 0 ]; then
     echo "recording at $(git rev-parse --short HEAD), load average $(cut -d' ' -f1-3 /proc/loadavg)"
     # Everything is recorded into the scratch directory and moved into place
     # at the end: a tracked file rewritten in place would make every later
     # recording's git_sha `-dirty`.
     mkdir -p "$scratch/rec"
     rec() { local file=$1; shift; "$bin" run "$@" --quiet --csv "$scratch/rec/$file" >/dev/null; echo "recorded $file"; }
-    rec skewed-scaling.csv --sched all --workers 1,2,4 --workload skewed --runs 3
+    if [ "$record" = 1 ]; then
+        rec skewed-scaling.csv --sched all --workers 1,2,4 --workload skewed --runs 3
+    fi
     rec tiny-ab-current.csv --sched steal-half,steal-one,global,tokio --workers 1,2 --workload yield-many,rpc-fanout \
         --param tasks=50 --param yields=200 --duration 300ms --warmup 50ms --runs 5 \
         --base-bin "$bin" --base-csv "$scratch/rec/tiny-ab-base.csv" --base-sha "$(git rev-parse HEAD)"
-    rec cpu-per-request.csv --sched steal-half,tokio,smol --workers 2 --workload rpc-fanout,tcp-rpc --interleave \
-        --runs 5 --duration 1s --warmup 200ms
-    rec task-align.csv --sched steal-half --workers 2 --workload spawn-many-local,spawn-many-remote-idle \
-        --knob task-align=none,128 --interleave --runs 5
-    rec global-interval.csv --sched steal-half,steal-one --workers 2 --workload spawn-many-remote-busy2 --runs 5
+    if [ "$record" = 1 ]; then
+        rec cpu-per-request.csv --sched steal-half,tokio,smol --workers 2 --workload rpc-fanout,tcp-rpc --interleave \
+            --runs 5 --duration 1s --warmup 200ms
+        rec task-align.csv --sched steal-half --workers 2 --workload spawn-many-local,spawn-many-remote-idle \
+            --knob task-align=none,128 --interleave --runs 5
+        rec global-interval.csv --sched steal-half,steal-one --workers 2 --workload spawn-many-remote-busy2 --runs 5
+    fi
     for f in a b; do
         rec "tiny-now-$f.csv" --sched steal-half,steal-one,global,tokio --workers 1,2 --workload yield-many,rpc-fanout \
             --param tasks=50 --param yields=200 --duration 300ms --warmup 50ms --runs 5
