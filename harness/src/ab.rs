@@ -83,7 +83,11 @@ pub fn pairing(base: &ResultsFile, current: &ResultsFile) -> Pairing {
 
 /// The pairs `(base, current)` of one cell: run i of each side, both ok and
 /// with a value, in run order.
-pub fn pairs(base: &[&RunRecord], current: &[&RunRecord], value: impl Fn(&RunRecord) -> Option<f64>) -> Vec<(f64, f64)> {
+pub fn pairs(
+    base: &[&RunRecord],
+    current: &[&RunRecord],
+    value: impl Fn(&RunRecord) -> Option<f64>,
+) -> Vec<(f64, f64)> {
     let ok_value = |r: &RunRecord| (r.status == Status::Ok).then(|| value(r)).flatten().filter(|v| v.is_finite());
     let mut out = Vec::new();
     for b in base {

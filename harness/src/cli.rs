@@ -122,6 +122,14 @@ pub struct RunArgs {
     #[arg(long = "no-pin", overrides_with = "pin")]
     pub no_pin: bool,
 
+    /// Impose a grouping of workers as GROUPSxSIZE (e.g. `8x16`: 8 groups of 16 consecutive
+    /// workers, one NUMA node) in place of the machine's L3 topology, for `--knob victim=topology`
+    /// and the steals_local_group / steals_remote_group counters; GROUPS x SIZE must equal every
+    /// --workers value. Without it, pinned workers (--pin) take their cores' L3 groups and NUMA
+    /// nodes from sysfs, and unpinned ones have no topology.
+    #[arg(long, value_name = "GROUPSxSIZE")]
+    pub topology: Option<String>,
+
     /// Interleave the runs of cells that differ only in scheduler or knobs (same workload,
     /// workers, parameters and rate): run 0 of each, then run 1 of each in reverse order, and so
     /// on, so that drifting machine load hits every scheduler alike; such cells are written when

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{bail, ensure, Context, Result};
 use wsbench_schedulers::knobs::{KnobSet, Knobs};
+use wsbench_schedulers::topology::Imposed;
 use wsbench_schedulers::WorkerRule;
 use wsbench_workloads::api::{RuntimeSpec, Sched, WorkloadInfo, WorkloadSpec};
 
@@ -106,6 +107,8 @@ pub struct RunConfig {
     pub seed: u64,
     /// Pin threads.
     pub pin: bool,
+    /// `--topology`: a worker grouping imposed on every cell.
+    pub topology: Option<Imposed>,
     /// Interleave the runs of cells that differ only in scheduler / knobs.
     pub interleave: bool,
     /// Run in this process rather than a fresh child process per run.
@@ -379,6 +382,20 @@ fn watchdog_limit(text: Option<&str>, run: Duration) -> Result<Duration> {
     Ok(timeout)
 }
 
+/// `--topology GROUPSxSIZE`: well formed, and grouping every `--workers`
+/// value exactly.
+fn parse_topology(text: Option<&str>, workers: &[usize]) -> Result<Option<Imposed>> {
+    let Some(text) = text else { return Ok(None) };
+    let imposed: Imposed = text.parse().context("--topology")?;
+    if let Some(&w) = workers.iter().find(|&&w| w != imposed.workers()) {
+        bail!(
+            "--topology `{imposed}` groups {} workers but --workers includes {w}; allowed: GROUPSxSIZE with GROUPS x SIZE equal to every --workers value (run other worker counts with their own --topology)",
+            imposed.workers()
+        );
+    }
+    Ok(Some(imposed))
+}
+
 impl RunConfig {
     /// Validates `args`.
     pub fn from_args(args: &RunArgs) -> Result<RunConfig> {
@@ -404,6 +421,7 @@ impl RunConfig {
                 bail!("--workload `{}` aborts the process it runs in; it runs only in a child process (drop --in-process)", w.name);
             }
         }
+        let topology = parse_topology(args.topology.as_deref(), &workers)?;
         let slo = args.slo.as_deref().map(str::parse::<Slo>).transpose()?;
         let shard = args.shard.as_deref().map(parse_shard).transpose()?;
         if let Some(shard) = shard {
@@ -432,6 +450,7 @@ impl RunConfig {
             runs: args.runs,
             seed: args.seed,
             pin: args.pin && !args.no_pin,
+            topology,
             interleave: args.interleave,
             in_process: args.in_process,
             ab,
@@ -466,7 +485,8 @@ impl RunConfig {
                     for knobs in &self.knob_sets {
                         for &sched in &self.scheds {
                             if sched.worker_rule() == WorkerRule::ExactlyOne && workers > 1 {
-                                skipped.push(format!("skipped {sched} with {workers} workers: it runs exactly 1 worker"));
+                                skipped
+                                    .push(format!("skipped {sched} with {workers} workers: it runs exactly 1 worker"));
                                 continue;
                             }
                             cells.push(self.cell(sched, workload, workers, knobs, &params, rate)?);
@@ -507,8 +527,9 @@ impl RunConfig {
         params: &[(String, String)],
         rate: Option<u64>,
     ) -> Result<Cell> {
-        let runtime = RuntimeSpec::new(sched, workers, knobs.clone())
+        let mut runtime = RuntimeSpec::new(sched, workers, knobs.clone())
             .with_context(|| format!("{sched} with {workers} workers and knobs `{knobs}`"))?;
+        runtime.topology = self.topology;
         let spec = WorkloadSpec {
             name: workload.name.to_string(),
             params: params.to_vec(),

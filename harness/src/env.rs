@@ -30,6 +30,10 @@ pub struct Environment {
     pub allowed_cpus: Option<usize>,
     /// NUMA nodes, where Linux exposes them.
     pub numa_nodes: Option<usize>,
+    /// The CPU topology found in sysfs (what `victim=topology` orders
+    /// pinned workers by): the CPUs of each L3 cache and of each NUMA node;
+    /// empty lists where the kernel does not say.
+    pub topology: CpuTopologyFound,
     /// Total memory in bytes; `None` when the machine could not be read.
     pub memory_bytes: Option<u64>,
     /// OS name and version.
@@ -49,6 +53,22 @@ pub struct Environment {
     pub command_line: String,
     /// `wsbench doctor`'s findings about this machine when the run began.
     pub findings: Vec<crate::doctor::Finding>,
+}
+
+/// [`Environment::topology`].
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CpuTopologyFound {
+    /// One entry per L3 cache: the CPUs sharing it.
+    pub l3_groups: Vec<Vec<usize>>,
+    /// One entry per NUMA node: its CPUs.
+    pub numa_nodes: Vec<Vec<usize>>,
+}
+
+impl CpuTopologyFound {
+    fn read() -> CpuTopologyFound {
+        let t = wsbench_schedulers::topology::CpuTopology::read_sysfs();
+        CpuTopologyFound { l3_groups: t.l3_groups, numa_nodes: t.numa_nodes }
+    }
 }
 
 impl Environment {
@@ -77,6 +97,7 @@ impl Environment {
             physical_cores: System::physical_core_count().ok(),
             allowed_cpus: std::thread::available_parallelism().map(|n| n.get()).ok(),
             numa_nodes: numa_nodes(Path::new(NUMA_SYSFS)),
+            topology: CpuTopologyFound::read(),
             memory_bytes: system.as_ref().map(|s| s.total_memory()).filter(|b| *b > 0),
             os,
             kernel: System::kernel_version().unwrap_or_else(|_| UNKNOWN.to_string()),

@@ -36,9 +36,31 @@ fn every_run_is_made_by_both_programs_in_pairs_that_compare_judges_as_pairs() {
     let run = wsbench_in(
         &dir,
         &[
-            "--sched", "steal-half,tokio", "--workers", "1", "--workload", "yield-many", "--param", "tasks=8",
-            "--param", "yields=20", "--duration", "60ms", "--warmup", "10ms", "--runs", "3", "--quiet",
-            "--csv", "current.csv", "--base-bin", PROGRAM, "--base-csv", "base.csv", "--base-sha", "abc123",
+            "--sched",
+            "steal-half,tokio",
+            "--workers",
+            "1",
+            "--workload",
+            "yield-many",
+            "--param",
+            "tasks=8",
+            "--param",
+            "yields=20",
+            "--duration",
+            "60ms",
+            "--warmup",
+            "10ms",
+            "--runs",
+            "3",
+            "--quiet",
+            "--csv",
+            "current.csv",
+            "--base-bin",
+            PROGRAM,
+            "--base-csv",
+            "base.csv",
+            "--base-sha",
+            "abc123",
         ],
     );
     run.ok().stdout_has(&["A/B:", "base.csv", "wsbench compare base.csv current.csv"]);
@@ -49,7 +71,13 @@ fn every_run_is_made_by_both_programs_in_pairs_that_compare_judges_as_pairs() {
     for (side, rows, first_on_even) in [("base", &base, "0"), ("current", &current, "1")] {
         for (cell, run, extras) in rows.iter() {
             assert_eq!(extra(extras, "ab_session"), session, "{side} {cell} run {run}");
-            let expected = if run % 2 == 0 { first_on_even } else if first_on_even == "0" { "1" } else { "0" };
+            let expected = if run % 2 == 0 {
+                first_on_even
+            } else if first_on_even == "0" {
+                "1"
+            } else {
+                "0"
+            };
             assert_eq!(extra(extras, "ab_order"), expected, "{side} {cell} run {run}");
         }
     }
@@ -63,7 +91,8 @@ fn every_run_is_made_by_both_programs_in_pairs_that_compare_judges_as_pairs() {
     assert!(base_rows.iter().all(|r| col(&header, r, "git_sha") == "abc123"));
 
     wsbench_in(&dir, &["compare", "base.csv", "current.csv", "--json", "cmp.json", "--out", "cmp.md"]);
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("cmp.json")).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("cmp.json")).unwrap()).unwrap();
     assert_eq!(json["pairing"], "paired");
     let comparisons = json["comparisons"].as_array().unwrap();
     assert!(!comparisons.is_empty());
@@ -78,9 +107,29 @@ fn every_run_is_made_by_both_programs_in_pairs_that_compare_judges_as_pairs() {
     wsbench_in(
         &dir,
         &[
-            "--sched", "steal-half,tokio", "--workers", "1", "--workload", "yield-many", "--param", "tasks=8",
-            "--param", "yields=20", "--duration", "60ms", "--warmup", "10ms", "--runs", "3", "--quiet",
-            "--csv", "current2.csv", "--base-bin", PROGRAM, "--base-csv", "base2.csv",
+            "--sched",
+            "steal-half,tokio",
+            "--workers",
+            "1",
+            "--workload",
+            "yield-many",
+            "--param",
+            "tasks=8",
+            "--param",
+            "yields=20",
+            "--duration",
+            "60ms",
+            "--warmup",
+            "10ms",
+            "--runs",
+            "3",
+            "--quiet",
+            "--csv",
+            "current2.csv",
+            "--base-bin",
+            PROGRAM,
+            "--base-csv",
+            "base2.csv",
         ],
     )
     .ok();

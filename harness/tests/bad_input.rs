@@ -75,6 +75,18 @@ fn unknown_names_list_the_valid_ones() {
         &with_tiny(&["--sched", "bwos", "--knob", "steal-passes=0", "--csv", "x.csv"]),
         &["`0`", "steal-passes", "1..=64"],
     );
+    for bad in ["8by16", "0x2", "2x0", "x", "3x"] {
+        rejects(
+            "topology",
+            &with_tiny(&["--sched", "steal-half", "--workers", "2", "--topology", bad, "--csv", "x.csv"]),
+            &["--topology", &format!("`{bad}`"), "GROUPSxSIZE", "8x16"],
+        );
+    }
+    rejects(
+        "topology-workers",
+        &with_tiny(&["--sched", "steal-half", "--workers", "2,4", "--topology", "2x1", "--csv", "x.csv"]),
+        &["--topology", "`2x1`", "groups 2 workers", "includes 4", "GROUPS x SIZE equal to every --workers value"],
+    );
     rejects("baseline", &with_tiny(&["--sched", "steal-half", "--baseline-sched", "tokyo"]), &["`tokyo`", "tokio"]);
     rejects(
         "slo",

@@ -70,7 +70,7 @@ fn run_writes_table_csv_json_and_hdr_logs() {
     let (header, rows) = read_csv(&dir.join("out.csv"));
     let design: Vec<&str> = DESIGN_COLUMNS.split(", ").collect();
     assert_eq!(&header[..design.len()], design.as_slice());
-    let appended = ["lifo_steals"];
+    let appended = ["lifo_steals", "steals_local_group", "steals_remote_group"];
     let counters: Vec<&str> =
         COUNTER_NAMES.iter().chain(DRIVER_COUNTER_NAMES).copied().filter(|n| !appended.contains(n)).collect();
     assert_eq!(&header[design.len()..design.len() + counters.len()], counters.as_slice());
@@ -105,12 +105,19 @@ fn run_writes_table_csv_json_and_hdr_logs() {
         assert!(cpu_ms <= 1.1 * workers * duration_s * 1e3 + 5.0, "{row:?}");
         let polls = col(&header, row, "polls");
         match col(&header, row, "scheduler") {
-            // Ours counts everything: every counter is a number.
+            // Ours counts everything: every counter is a number, except
+            // the steals by L3 group, blank without a worker topology
+            // (unpinned, no --topology).
             "steal-half" => {
                 assert!(polls.parse::<u64>().unwrap() > 0, "{row:?}");
+                let groups = ["steals_local_group", "steals_remote_group"];
                 for counter in COUNTER_NAMES.iter().chain(DRIVER_COUNTER_NAMES) {
                     let value = col(&header, row, counter);
-                    assert!(value.parse::<u64>().is_ok(), "steal-half reports {counter}: {row:?}");
+                    if groups.contains(counter) {
+                        assert_eq!(value, "", "{counter} without a topology: {row:?}");
+                    } else {
+                        assert!(value.parse::<u64>().is_ok(), "steal-half reports {counter}: {row:?}");
+                    }
                 }
             }
             // tokio cannot report LIFO hits: blank, never a guessed zero.
@@ -424,5 +431,56 @@ fn lifo_steal_knobs_run_every_workload_at_1_2_and_128_workers() {
         assert_eq!(col(&header, row, "knobs"), "lifo-steal=on;steal-passes=4", "{row:?}");
         assert!(col(&header, row, "lifo_steals").parse::<u64>().is_ok(), "{row:?}");
         assert!(col(&header, row, "ops").parse::<u64>().unwrap() > 0, "{row:?}");
+    }
+}
+
+/// Issue 13's topology-aware victims: every workload runs with
+/// `victim=topology` on every stealing policy under an imposed grouping,
+/// `2x1` at 2 workers and `8x16` at 128, every run healthy, and the steals
+/// by group add up to the steals. Under `2x1` each worker is alone in its
+/// group, so every steal is across groups.
+#[test]
+fn victim_topology_runs_every_workload_at_2_and_128_workers() {
+    for (workers, topology) in [("2", "2x1"), ("128", "8x16")] {
+        let dir = scratch(&format!("topology-{workers}"));
+        let args = [
+            "--sched",
+            "steal-one,steal-half,bwos",
+            "--workers",
+            workers,
+            "--topology",
+            topology,
+            "--workload",
+            "all",
+            "--knob",
+            "victim=topology",
+            "--runs",
+            "1",
+            "--duration",
+            "20ms",
+            "--warmup",
+            "0",
+            "--csv",
+            "t.csv",
+        ];
+        wsbench_in(&dir, &args).ok();
+        let (header, rows) = read_csv(&dir.join("t.csv"));
+        let all =
+            wsbench_workloads::workloads().iter().filter(|w| !wsbench::config::TEST_ONLY_WORKLOADS.contains(&w.name));
+        assert_eq!(rows.len(), 3 * all.count(), "schedulers x workloads");
+        for row in &rows {
+            let n = |c: &str| col(&header, row, c).parse::<u64>().unwrap_or_else(|_| panic!("{c}: {row:?}"));
+            assert_eq!(col(&header, row, "status"), "ok", "{row:?}");
+            assert_eq!(col(&header, row, "knobs"), "victim=topology", "{row:?}");
+            assert!(n("ops") > 0, "{row:?}");
+            let (local, remote, steals) = (n("steals_local_group"), n("steals_remote_group"), n("steals"));
+            // A counter snapshot may catch a worker between its `steals` and
+            // its group count: at most one steal per worker at each end of
+            // the window (exact sums when quiescent: schedulers' tests).
+            assert!((local + remote).abs_diff(steals) <= n("workers"), "{row:?}");
+            if topology == "2x1" {
+                assert_eq!(local, 0, "alone in its group: {row:?}");
+            }
+        }
     }
 }

@@ -1,8 +1,8 @@
 //! Shared helpers of the stealing policies: the global-queue fairness
 //! interval (fixed or tokio's adaptive one) and a tiny per-worker RNG for
-//! victim selection.
+//! victim selection (the victim order itself: `crate::topology`).
 
-use crate::knobs::{GlobalInterval, Victim, DEFAULT_GLOBAL_INTERVAL};
+use crate::knobs::{GlobalInterval, DEFAULT_GLOBAL_INTERVAL};
 use crate::loom::sync::atomic::AtomicU64;
 use crate::metrics::Counters;
 
@@ -96,16 +96,6 @@ impl Fairness {
     }
 }
 
-/// The steal loop's victims: every worker but `me` once, starting at a
-/// random worker or at `me + 1` (the `victim` knob).
-pub(crate) fn victims(victim: Victim, rng: &mut FastRand, me: usize, n: usize) -> impl Iterator<Item = usize> {
-    let start = match victim {
-        Victim::Random => rng.below(n),
-        Victim::Sequential => me + 1,
-    };
-    (0..n).map(move |k| (start + k) % n).filter(move |&v| v != me)
-}
-
 /// xorshift64* — victim selection only needs speed and decorrelation.
 pub(crate) struct FastRand(u64);
 
@@ -190,21 +180,6 @@ mod tests {
         f.update(28_000.0, 61);
         f.update(44_000.0, 61);
         assert_eq!(feed(&mut f, 44_000.0, 61), 4);
-    }
-
-    #[test]
-    fn victims_are_every_other_worker_once() {
-        let mut rng = FastRand::new(1);
-        for victim in [Victim::Random, Victim::Sequential] {
-            for (me, n) in [(0, 1), (0, 2), (3, 8), (7, 8)] {
-                let mut v: Vec<usize> = victims(victim, &mut rng, me, n).collect();
-                v.sort_unstable();
-                let want: Vec<usize> = (0..n).filter(|&i| i != me).collect();
-                assert_eq!(v, want, "{victim:?} me={me} n={n}");
-            }
-        }
-        let seq: Vec<usize> = victims(Victim::Sequential, &mut rng, 2, 4).collect();
-        assert_eq!(seq, [3, 0, 1]);
     }
 
     #[test]

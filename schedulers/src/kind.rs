@@ -308,7 +308,10 @@ mod tests {
         let e = register::<crate::global::Global>(info("steal-half")).unwrap_err();
         assert_eq!(e, RegisterError::Taken("steal-half"));
         for reference in ["tokio", "tokio-current", "smol"] {
-            assert_eq!(register::<crate::global::Global>(info(reference)).unwrap_err(), RegisterError::Taken(reference));
+            assert_eq!(
+                register::<crate::global::Global>(info(reference)).unwrap_err(),
+                RegisterError::Taken(reference)
+            );
         }
         assert_eq!(
             register::<crate::global::Global>(info("Bad_Name")).unwrap_err(),

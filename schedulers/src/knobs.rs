@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use crate::topology::WorkerTopology;
 use crate::SchedulerKind;
 
 /// tokio's cap on consecutive LIFO-slot polls.
@@ -86,6 +87,10 @@ pub enum Victim {
     Random,
     /// Start at the next worker, then every other worker once.
     Sequential,
+    /// Same L3 group first, then same NUMA node, then the rest, random
+    /// within each level (`crate::topology`); as `Random` where no worker
+    /// topology is known.
+    Topology,
 }
 
 /// Where task cells start in memory.
@@ -143,6 +148,10 @@ pub struct Knobs {
     pub lifo_steal: bool,
     /// Passes over the victims per steal loop.
     pub steal_passes: u32,
+    /// Where each worker sits (L3 group, NUMA node), for `victim=topology`
+    /// and the group steal counters: set by `Builder::topology`, not a
+    /// `--knob`; `None` = unknown.
+    pub topology: Option<WorkerTopology>,
 }
 
 impl Default for Knobs {
@@ -163,6 +172,7 @@ impl Default for Knobs {
             inject_batch: InjectBatch::Share,
             lifo_steal: false,
             steal_passes: 1,
+            topology: None,
         }
     }
 }
@@ -240,7 +250,12 @@ pub const KNOBS: &[KnobInfo] = &[
         allowed: "off|integer 1..=1000000",
         about: "cooperative budget units per poll",
     },
-    KnobInfo { name: "victim", default: "random", allowed: "random|sequential", about: "first victim of a steal loop" },
+    KnobInfo {
+        name: "victim",
+        default: "random",
+        allowed: "random|sequential|topology",
+        about: "steal loop's victim order: random start, next worker first, or same L3 / same NUMA node / rest (pinned workers' sysfs topology or --topology)",
+    },
     KnobInfo {
         name: "event-interval",
         default: "61",
@@ -405,6 +420,7 @@ impl Knobs {
                 self.victim = match value {
                     "random" => Victim::Random,
                     "sequential" => Victim::Sequential,
+                    "topology" => Victim::Topology,
                     _ => return Err(bad(info, value)),
                 }
             }

@@ -24,6 +24,7 @@ mod registry;
 mod runtime;
 pub mod task;
 pub mod time;
+pub mod topology;
 
 #[cfg(all(test, loom))]
 mod loom_tests;

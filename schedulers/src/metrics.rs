@@ -85,6 +85,11 @@ counters! {
     /// Tasks this worker took from other workers' LIFO slots
     /// (`lifo-steal=on`; also counted in `steals` and `tasks_stolen`).
     lifo_steals = "lifo_steals",
+    /// Successful steals from a worker of the thief's own L3 group (where a
+    /// worker topology is known: `RuntimeMetrics::steal_groups_counted`).
+    steals_local_group = "steals_local_group",
+    /// Successful steals from a worker of another L3 group (as above).
+    steals_remote_group = "steals_remote_group",
 }
 
 impl Counters {
@@ -175,6 +180,11 @@ pub struct RuntimeMetrics {
     /// shared queue takes no lock (`global`, `steal-one`: crossbeam's
     /// lock-free `Injector`).
     pub inject_lock_contended: Option<u64>,
+    /// Whether `steals_local_group` and `steals_remote_group` are counted:
+    /// a stealing policy that knows each worker's L3 group (pinned workers
+    /// with a sysfs topology, or `Builder::topology`); when counted they
+    /// add up to `steals`. False: the two are meaningless zeros.
+    pub steal_groups_counted: bool,
 }
 
 impl RuntimeMetrics {

@@ -192,4 +192,11 @@ pub trait Policy: Send + Sync + Sized + 'static {
     fn inject_lock_contended(&self) -> Option<u64> {
         None
     }
+
+    /// Whether this policy counts its steals within and across L3 groups
+    /// (`steals_local_group`, `steals_remote_group`; the built-in stealing
+    /// policies do when `Knobs::topology` is known).
+    fn counts_steal_groups(&self) -> bool {
+        false
+    }
 }

@@ -69,6 +69,7 @@ fn main() {
     }
     println!(
         "ceiling on {} x{} with {threads} generator thread(s): {good:.0}/s kept, {bad:.0}/s slipped",
-        rt.sched(), rt.workers()
+        rt.sched(),
+        rt.workers()
     );
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use wsbench_schedulers::knobs::KnobSet;
+use wsbench_schedulers::topology::Imposed;
 
 pub use crate::sched::Sched;
 use crate::Error;
@@ -66,6 +67,11 @@ pub struct RuntimeSpec {
     pub worker_cores: Vec<usize>,
     /// Core ids for load-generator threads; empty = no pinning.
     pub loadgen_cores: Vec<usize>,
+    /// A worker grouping imposed where the machine has none (`--topology
+    /// GROUPSxSIZE`; it must cover `workers`, checked by [`crate::validate`]):
+    /// the victim order of `victim=topology` and the group steal counters.
+    /// `None`: pinned workers take their cores' topology from sysfs.
+    pub topology: Option<Imposed>,
 }
 
 impl RuntimeSpec {
@@ -90,7 +96,7 @@ impl RuntimeSpec {
                 }
             }
         }
-        Ok(RuntimeSpec { sched, workers, knobs, worker_cores: Vec::new(), loadgen_cores: Vec::new() })
+        Ok(RuntimeSpec { sched, workers, knobs, worker_cores: Vec::new(), loadgen_cores: Vec::new(), topology: None })
     }
 
     /// [`Sched::parse`] then [`RuntimeSpec::new`] with no knobs: for

@@ -92,6 +92,16 @@ pub enum Error {
         /// Number of cores core_affinity reports.
         available: usize,
     },
+    /// An imposed worker grouping for another number of workers.
+    #[error("topology `{topology}` groups {grouped} workers but the runtime has {workers}; allowed: GROUPSxSIZE with GROUPS x SIZE = the worker count")]
+    BadTopology {
+        /// The grouping, `GROUPSxSIZE`.
+        topology: String,
+        /// Workers it groups.
+        grouped: usize,
+        /// Workers of the runtime.
+        workers: usize,
+    },
     /// A runtime failed to build.
     #[error("could not build runtime `{sched}`: {message}")]
     Build {

@@ -177,11 +177,15 @@ fn dispatch<R: Rt>(
     }
 }
 
-/// The runtime `rt` selects, after checking the core ids it pins to (the
-/// scheduler, worker count and knobs were checked when `rt` was made).
+/// The runtime `rt` selects, after checking the core ids it pins to and
+/// the imposed topology (the scheduler, worker count and knobs were
+/// checked when `rt` was made).
 pub(crate) fn which(rt: &RuntimeSpec) -> Result<Which, Error> {
     check_cores("worker", &rt.worker_cores)?;
     check_cores("load-generator", &rt.loadgen_cores)?;
+    if let Some(t) = rt.topology.filter(|t| t.workers() != rt.workers()) {
+        return Err(Error::BadTopology { topology: t.to_string(), grouped: t.workers(), workers: rt.workers() });
+    }
     Ok(rt.sched().which())
 }
 

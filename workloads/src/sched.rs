@@ -39,9 +39,8 @@ impl Sched {
             _ => None,
         };
         debug_assert!(builtin_ref.is_some() == REFERENCES.iter().any(|r| r.name == name));
-        let reference = builtin_ref.or_else(|| {
-            registered().into_iter().find(|r| r.info.name == name).map(Which::Registered)
-        });
+        let reference =
+            builtin_ref.or_else(|| registered().into_iter().find(|r| r.info.name == name).map(Which::Registered));
         let ours = name.parse::<SchedulerKind>().ok().map(Which::Ours);
         match (reference, ours) {
             (Some(r), None) => Ok(Sched(r)),

@@ -118,7 +118,8 @@ fn hang_and_crash_are_test_only_and_outside_the_default_suite() {
         assert!(!w.in_default_suite, "{name}");
         assert!(w.about.contains("test-only"), "{}", w.about);
     }
-    let outside: Vec<_> = wsbench_workloads::workloads().iter().filter(|w| !w.in_default_suite).map(|w| w.name).collect();
+    let outside: Vec<_> =
+        wsbench_workloads::workloads().iter().filter(|w| !w.in_default_suite).map(|w| w.name).collect();
     assert_eq!(outside, ["http", "spawn-storm", "hang", "crash"]);
 }
 

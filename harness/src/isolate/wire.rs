@@ -42,6 +42,8 @@ struct SpecMsg {
     knobs: Vec<(String, String)>,
     worker_cores: Vec<usize>,
     loadgen_cores: Vec<usize>,
+    /// `--topology` as `GROUPSxSIZE`.
+    topology: Option<String>,
     workload: String,
     params: Vec<(String, String)>,
     rate_per_s: Option<f64>,
@@ -74,6 +76,7 @@ pub fn encode_spec(runtime: &RuntimeSpec, workload: &WorkloadSpec, options: &Run
         knobs: runtime.knobs().pairs().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
         worker_cores: runtime.worker_cores.clone(),
         loadgen_cores: runtime.loadgen_cores.clone(),
+        topology: runtime.topology.map(|t| t.to_string()),
         workload: workload.name.clone(),
         params: workload.params.clone(),
         rate_per_s: workload.rate_per_s,
@@ -96,6 +99,7 @@ pub fn decode_spec(bytes: &[u8]) -> Result<ChildSpec> {
     let mut runtime = RuntimeSpec::new(sched, msg.workers, knobs).context("the run spec's runtime")?;
     runtime.worker_cores = msg.worker_cores;
     runtime.loadgen_cores = msg.loadgen_cores;
+    runtime.topology = msg.topology.as_deref().map(str::parse).transpose().context("the run spec's topology")?;
     Ok(ChildSpec {
         runtime,
         workload: WorkloadSpec { name: msg.workload, params: msg.params, rate_per_s: msg.rate_per_s },
@@ -351,6 +355,7 @@ mod tests {
         .unwrap();
         rt.worker_cores = vec![0, 1];
         rt.loadgen_cores = vec![2];
+        rt.topology = Some("3x1".parse().unwrap());
         let w = WorkloadSpec {
             name: "rpc-fanout".into(),
             params: vec![("fanout".into(), "2".into())],
@@ -363,6 +368,7 @@ mod tests {
             (back.runtime.knobs(), &back.runtime.worker_cores, &back.runtime.loadgen_cores),
             (rt.knobs(), &rt.worker_cores, &rt.loadgen_cores)
         );
+        assert_eq!(back.runtime.topology, rt.topology);
         assert_eq!(
             (back.workload.name, back.workload.params, back.workload.rate_per_s),
             (w.name, w.params, w.rate_per_s)

@@ -14,6 +14,7 @@ use crate::driver::{Driver, DriverConfig};
 use crate::knobs::{KnobError, KnobSet, Knobs};
 use crate::policy::Policy;
 use crate::thread_per_core::ThreadPerCore;
+use crate::topology::WorkerTopology;
 use crate::SchedulerKind;
 
 /// Default blocking-pool thread limit (tokio's).
@@ -37,6 +38,9 @@ pub struct Builder {
     blocking_keep_alive: Duration,
     thread_name: String,
     driver_thread: bool,
+    /// Where each worker sits, for `victim=topology` and the group steal
+    /// counters; `None` = unknown.
+    topology: Option<WorkerTopology>,
 }
 
 /// Why `build()` refused.
@@ -58,6 +62,16 @@ pub enum BuildError {
     /// Bad blocking-pool limit.
     #[error("invalid max_blocking_threads {0}: must be at least 1")]
     BlockingThreads(usize),
+    /// A topology for another number of workers.
+    #[error(
+        "the worker topology covers {covers} workers but the runtime has {workers}; it must cover each worker once"
+    )]
+    Topology {
+        /// Workers the topology places.
+        covers: usize,
+        /// Workers of the runtime.
+        workers: usize,
+    },
     /// Creating the driver or a thread failed.
     #[error("could not start the runtime: {0}")]
     Io(#[from] io::Error),
@@ -77,7 +91,18 @@ impl Builder {
             blocking_keep_alive: DEFAULT_BLOCKING_KEEP_ALIVE,
             thread_name: format!("wsbench-{}", kind.name()),
             driver_thread: false,
+            topology: None,
         }
+    }
+
+    /// Each worker's L3 group and NUMA node (from the cores the workers are
+    /// pinned to, `WorkerTopology::from_pinning`, or imposed): the victim
+    /// order of `victim=topology` and the group steal counters of the
+    /// stealing policies. It must cover exactly the worker count
+    /// (`build()` refuses otherwise); other policies ignore it.
+    pub fn topology(mut self, topology: WorkerTopology) -> Builder {
+        self.topology = Some(topology);
+        self
     }
 
     /// Worker threads.
@@ -156,7 +181,14 @@ impl Builder {
             return Err(e.clone().into());
         }
         self.knobs.check_applies(self.kind)?;
-        Ok((self.knobs.values().clone(), workers))
+        let mut knobs = self.knobs.values().clone();
+        if let Some(t) = &self.topology {
+            if t.workers() != workers {
+                return Err(BuildError::Topology { covers: t.workers(), workers });
+            }
+            knobs.topology = Some(t.clone());
+        }
+        Ok((knobs, workers))
     }
 
     /// Starts the runtime.
@@ -196,6 +228,7 @@ impl Builder {
             blocking_keep_alive: self.blocking_keep_alive,
             thread_name: format!("{}-{index}", self.thread_name),
             driver_thread: true,
+            topology: None,
         }
     }
 

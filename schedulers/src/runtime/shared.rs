@@ -186,7 +186,8 @@ impl<P: Policy> Shared<P> {
             })
             .collect();
         let inject_lock_contended = self.policy.inject_lock_contended();
-        RuntimeMetrics { workers, driver, global_queue_intervals, inject_lock_contended }
+        let steal_groups_counted = self.policy.counts_steal_groups();
+        RuntimeMetrics { workers, driver, global_queue_intervals, inject_lock_contended, steal_groups_counted }
     }
 
     pub(crate) fn worker_exited(&self) {

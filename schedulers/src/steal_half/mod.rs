@@ -11,7 +11,8 @@
 //!   `min(N, free slots)` (`inject-batch=N`); pushes from outside go to
 //!   the pushing thread's home shard, and a worker pops its own first;
 //! - the steal loop: `steal-passes` passes, each a random (or sequential)
-//!   first victim then each other worker once, then the inject queue; the
+//!   first victim then each other worker once (or the topology's order,
+//!   `victim=topology`: `crate::topology`), then the inject queue; the
 //!   searching throttle and wake protocol live in the shared core
 //!   (`runtime/idle.rs`).
 //!
@@ -25,12 +26,13 @@ pub(crate) mod queue;
 
 use crossbeam_utils::CachePadded;
 
-use crate::fairness::{victims, Fairness, FastRand};
+use crate::fairness::{Fairness, FastRand};
 use crate::inject::Inject;
-use crate::knobs::{InjectBatch, Knobs, StealAmount, Victim};
+use crate::knobs::{InjectBatch, Knobs, StealAmount};
 use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
+use crate::topology::VictimOrder;
 use lifo_slot::LifoSlot;
 pub(crate) use local_queue::RunQueue;
 use queue::{Overflow, StealLimit};
@@ -70,7 +72,7 @@ pub(crate) struct StealHalf<Q: RunQueue = queue::Local<Notified>> {
     lifo: bool,
     max_lifo_polls: u32,
     limit: StealLimit,
-    victim: Victim,
+    victims: VictimOrder,
     inject_batch: InjectBatch,
     /// `lifo-steal=on`: the workers' LIFO slots live here, by index, where
     /// thieves reach them (with off: in `Core::lifo_slot`, this is empty).
@@ -150,6 +152,7 @@ impl<Q: RunQueue> StealHalf<Q> {
         };
         Counters::bump(&w.counters.steals, 1);
         Counters::bump(&w.counters.tasks_stolen, moved as u64);
+        self.victims.count_steal(w.counters, w.index, victim);
         Some(t)
     }
 
@@ -243,7 +246,7 @@ impl<Q: RunQueue> Policy for StealHalf<Q> {
             lifo: knobs.lifo,
             max_lifo_polls: knobs.max_lifo_polls,
             limit,
-            victim: knobs.victim,
+            victims: VictimOrder::new(knobs.victim, knobs.topology.as_ref(), workers),
             inject_batch: knobs.inject_batch,
             lifo_slots: (0..if knobs.lifo_steal { workers } else { 0 })
                 .map(|_| CachePadded::new(LifoSlot::new()))
@@ -300,7 +303,8 @@ impl<Q: RunQueue> Policy for StealHalf<Q> {
         if core.local.len() > core.local.capacity() / 2 {
             return None;
         }
-        if Q::WEIGHTED_VICTIMS && n > 2 {
+        // `victim=topology` orders victims itself: no weighted draw first.
+        if Q::WEIGHTED_VICTIMS && n > 2 && !self.victims.by_topology() {
             if let Some(victim) = self.weighted_victim(core, w.index) {
                 if let Some(t) = self.steal_from(core, w, victim, false) {
                     return Some(t);
@@ -308,7 +312,7 @@ impl<Q: RunQueue> Policy for StealHalf<Q> {
             }
         }
         for pass in 1..=self.steal_passes {
-            for victim in victims(self.victim, &mut core.rng, w.index, n) {
+            for victim in self.victims.victims(&mut core.rng, w.index) {
                 if let Some(t) = self.steal_from(core, w, victim, pass == self.steal_passes) {
                     return Some(t);
                 }
@@ -345,5 +349,9 @@ impl<Q: RunQueue> Policy for StealHalf<Q> {
 
     fn inject_lock_contended(&self) -> Option<u64> {
         Some(self.inject.lock_contended())
+    }
+
+    fn counts_steal_groups(&self) -> bool {
+        self.victims.counts_groups()
     }
 }

@@ -1,7 +1,8 @@
 //! `steal-one`: classic work stealing. Each worker owns a Chase–Lev deque
 //! (crossbeam-deque's `Worker`, LIFO for the owner; Chase & Lev, SPAA'05,
 //! with the weak-memory fixes of Lê et al., PPoPP'13); idle workers steal
-//! one task from a victim (random start, then every other worker once);
+//! one task from a victim (random start, then every other worker once; or
+//! the `victim` knob's order, `crate::topology`);
 //! tasks from outside go through a global `Injector`.
 //!
 //! Every `global-interval` ticks the owner takes from the injector, or
@@ -14,13 +15,14 @@
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 
-use crate::fairness::{victims, Fairness, FastRand};
+use crate::fairness::{Fairness, FastRand};
 use crate::global::{close_injector, pop_injector, push_closable};
-use crate::knobs::{Knobs, Victim};
+use crate::knobs::Knobs;
 use crate::loom::sync::atomic::AtomicBool;
 use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
+use crate::topology::VictimOrder;
 
 /// What `steal-one` is (its entry in `wsbench list`).
 pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
@@ -38,7 +40,7 @@ pub(crate) struct StealOne {
     injector: Injector<Notified>,
     /// Closed at shutdown; see `global::push_closable`.
     closed: AtomicBool,
-    victim: Victim,
+    victims: VictimOrder,
 }
 
 pub(crate) struct Core {
@@ -76,11 +78,12 @@ impl StealOne {
         None
     }
 
-    fn steal_from(&self, victim: usize, counters: &Counters) -> Option<Notified> {
+    fn steal_from(&self, me: usize, victim: usize, counters: &Counters) -> Option<Notified> {
         Counters::bump(&counters.steal_attempts, 1);
         let t = self.steal_oldest(victim)?;
         Counters::bump(&counters.steals, 1);
         Counters::bump(&counters.tasks_stolen, 1);
+        self.victims.count_steal(counters, me, victim);
         Some(t)
     }
 }
@@ -98,8 +101,8 @@ impl Policy for StealOne {
             })
             .collect();
         let stealers = cores.iter().map(|c| c.deque.stealer()).collect();
-        let policy =
-            StealOne { stealers, injector: Injector::new(), closed: AtomicBool::new(false), victim: knobs.victim };
+        let victims = VictimOrder::new(knobs.victim, knobs.topology.as_ref(), workers);
+        let policy = StealOne { stealers, injector: Injector::new(), closed: AtomicBool::new(false), victims };
         (policy, cores)
     }
 
@@ -133,9 +136,8 @@ impl Policy for StealOne {
     }
 
     fn steal(&self, core: &mut Core, w: &WorkerRef<'_>) -> Option<Notified> {
-        let n = self.stealers.len();
-        for victim in victims(self.victim, &mut core.rng, w.index, n) {
-            if let Some(t) = self.steal_from(victim, w.counters) {
+        for victim in self.victims.victims(&mut core.rng, w.index) {
+            if let Some(t) = self.steal_from(w.index, victim, w.counters) {
                 return Some(t);
             }
         }
@@ -158,5 +160,9 @@ impl Policy for StealOne {
 
     fn close_shared(&self, out: &mut Vec<Notified>) {
         close_injector(&self.injector, &self.closed, out);
+    }
+
+    fn counts_steal_groups(&self) -> bool {
+        self.victims.counts_groups()
     }
 }

@@ -12,6 +12,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use wsbench_schedulers::net::{TcpListener, TcpStream};
+use wsbench_schedulers::topology::{CpuTopology, WorkerTopology};
 use wsbench_schedulers::{Builder, Handle, JoinHandle, Runtime, SchedulerKind};
 
 use super::hyper_io::{OursExec, OursIo, OursTimer};
@@ -19,6 +20,9 @@ use super::{pin_current, Counters, Rt, Spawner, TaskFailed};
 use crate::api::RuntimeSpec;
 use crate::http::{serve_connection, HttpService};
 use crate::Error;
+
+/// The counters of steals within and across L3 groups.
+const GROUP_COUNTERS: [&str; 2] = ["steals_local_group", "steals_remote_group"];
 
 /// One of our runtimes.
 pub(crate) struct Ours {
@@ -39,14 +43,27 @@ impl Ours {
     /// worker). The other policies ignore it.
     pub(crate) fn build_with(kind: SchedulerKind, spec: &RuntimeSpec, native: bool) -> Result<Self, Error> {
         let cores = Arc::new(spec.worker_cores.clone());
-        let rt = Builder::new(kind)
+        let mut builder = Builder::new(kind)
             .workers(spec.workers())
             .knobs(spec.knobs().clone())
             .driver_thread(!native)
-            .on_thread_start(move |worker_index: usize| pin_current(&cores, worker_index))
-            .build()
-            .map_err(|e| Error::Build { sched: spec.sched().to_string(), message: e.to_string() })?;
+            .on_thread_start(move |worker_index: usize| pin_current(&cores, worker_index));
+        if let Some(topology) = worker_topology(spec) {
+            builder = builder.topology(topology);
+        }
+        let rt =
+            builder.build().map_err(|e| Error::Build { sched: spec.sched().to_string(), message: e.to_string() })?;
         Ok(Ours { rt })
+    }
+}
+
+/// Where each worker sits: the imposed grouping (`--topology`), else,
+/// with pinned workers, their cores' L3 groups and NUMA nodes from sysfs;
+/// `None` when unpinned (no stable place to read).
+fn worker_topology(spec: &RuntimeSpec) -> Option<WorkerTopology> {
+    match spec.topology {
+        Some(imposed) => Some(WorkerTopology::imposed(imposed)),
+        None => WorkerTopology::from_pinning(&CpuTopology::read_sysfs(), &spec.worker_cores, spec.workers()),
     }
 }
 
@@ -181,9 +198,18 @@ impl Spawner for OursSpawner {
         stream.write_all(buf)
     }
 
+    /// Every counter, except the steals by L3 group where the runtime
+    /// does not count them (no worker topology, or a policy that does not
+    /// steal): blank rather than a zero that was never counted.
     fn counters(&self) -> Counters {
         let m = self.handle.metrics();
-        m.totals().fields().into_iter().chain(m.driver.fields()).map(|(name, v)| (name, Some(v))).collect()
+        let counted = |name: &str| m.steal_groups_counted || !GROUP_COUNTERS.contains(&name);
+        m.totals()
+            .fields()
+            .into_iter()
+            .chain(m.driver.fields())
+            .map(|(name, v)| (name, counted(name).then_some(v)))
+            .collect()
     }
 
     fn window_start(&self) -> Counters {
