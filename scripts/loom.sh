@@ -39,6 +39,7 @@ groups=(
     loom_tests::owned::
     loom_tests::shutdown_race::
     loom_tests::timer::
+    loom_tests::timer_remote_cancel::
     loom_tests::blocking::
     steal_half::queue::loom_tests::
     bwos::queue::loom_tests::

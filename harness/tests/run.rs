@@ -70,7 +70,7 @@ fn run_writes_table_csv_json_and_hdr_logs() {
     let (header, rows) = read_csv(&dir.join("out.csv"));
     let design: Vec<&str> = DESIGN_COLUMNS.split(", ").collect();
     assert_eq!(&header[..design.len()], design.as_slice());
-    let appended = ["lifo_steals", "steals_local_group", "steals_remote_group"];
+    let appended = ["lifo_steals", "steals_local_group", "steals_remote_group", "timer_remote_cancels"];
     let counters: Vec<&str> =
         COUNTER_NAMES.iter().chain(DRIVER_COUNTER_NAMES).copied().filter(|n| !appended.contains(n)).collect();
     assert_eq!(&header[design.len()..design.len() + counters.len()], counters.as_slice());

@@ -114,6 +114,17 @@ impl TaskAlign {
     }
 }
 
+/// Where a worker's timers live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerMode {
+    /// One wheel behind one lock, fired by whichever worker holds the
+    /// driver.
+    Shared,
+    /// One wheel per worker: a timer armed on a worker goes into its own
+    /// wheel; others' cancels reach it as messages (`driver/local.rs`).
+    PerWorker,
+}
+
 /// The typed, validated knob values of one runtime.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Knobs {
@@ -152,6 +163,8 @@ pub struct Knobs {
     /// and the group steal counters: set by `Builder::topology`, not a
     /// `--knob`; `None` = unknown.
     pub topology: Option<WorkerTopology>,
+    /// Timer wheels.
+    pub timer: TimerMode,
 }
 
 impl Default for Knobs {
@@ -173,6 +186,7 @@ impl Default for Knobs {
             lifo_steal: false,
             steal_passes: 1,
             topology: None,
+            timer: TimerMode::Shared,
         }
     }
 }
@@ -202,7 +216,7 @@ impl KnobInfo {
 /// behaviour, cooperative budget, driver poll interval, task-cell
 /// alignment): what a registered policy lists in
 /// [`crate::SchedulerInfo::knobs`] unless it has knobs of its own.
-pub const CORE_KNOBS: &[&str] = &["idle", "budget", "event-interval", "task-align"];
+pub const CORE_KNOBS: &[&str] = &["idle", "budget", "event-interval", "task-align", "timer"];
 
 /// Every knob.
 pub const KNOBS: &[KnobInfo] = &[
@@ -286,6 +300,12 @@ pub const KNOBS: &[KnobInfo] = &[
         default: "1",
         allowed: "integer 1..=64",
         about: "passes over every victim per steal loop (Go: 4); the LIFO slot is reached on the last",
+    },
+    KnobInfo {
+        name: "timer",
+        default: "shared",
+        allowed: "shared|per-worker",
+        about: "one timer wheel behind one lock, or one per worker (timers armed on a worker go to its wheel; other threads' cancels are sent to it)",
     },
 ];
 
@@ -447,6 +467,13 @@ impl Knobs {
                 }
             }
             "steal-passes" => self.steal_passes = parse_int(info, value, 1, u64::from(MAX_STEAL_PASSES))? as u32,
+            "timer" => {
+                self.timer = match value {
+                    "shared" => TimerMode::Shared,
+                    "per-worker" => TimerMode::PerWorker,
+                    _ => return Err(bad(info, value)),
+                }
+            }
             other => unreachable!("knob `{other}` is listed in KNOBS but not handled in Knobs::set"),
         }
         Ok(())
@@ -608,6 +635,15 @@ mod tests {
         assert_eq!(knobs.check_combination(), Ok(()));
         let e = Knobs::check_applies("lifo-steal", SchedulerKind::StealOne).unwrap_err();
         assert!(e.to_string().contains("steal-half") && e.to_string().contains("bwos"), "{e}");
+        knobs.set("timer", "per-worker").unwrap();
+        assert_eq!(knobs.timer, TimerMode::PerWorker);
+        let e = knobs.set("timer", "local").unwrap_err();
+        assert!(e.to_string().contains("`local`") && e.to_string().contains("shared|per-worker"), "{e}");
+        for single in [SchedulerKind::CurrentThread, SchedulerKind::ThreadPerCore] {
+            let e = Knobs::check_applies("timer", single).unwrap_err().to_string();
+            let applies = e.split("applies to: ").nth(1).unwrap_or_default();
+            assert_eq!(applies, "global, per-worker, steal-one, steal-half, bwos", "{e}");
+        }
         let e = knobs.set("task-align", "32").unwrap_err();
         assert!(e.to_string().contains("`32`") && e.to_string().contains("none|64|128"), "{e}");
     }

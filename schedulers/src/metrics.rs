@@ -119,10 +119,15 @@ pub struct DriverMetrics {
     pub timer_lateness_us_total: u64,
     /// Largest lateness of a fired timer, in microseconds.
     pub timer_lateness_us_max: u64,
-    /// Times a thread found the timer wheel's lock already held.
+    /// Times a thread found a timer wheel's lock already held (the shared
+    /// wheel's, or under `timer=per-worker` a worker wheel's).
     pub timer_lock_contended: u64,
     /// Blocking-pool threads spawned.
     pub blocking_threads_spawned: u64,
+    /// `timer=per-worker`: timers cancelled (or reset) from a thread other
+    /// than the worker whose wheel holds them, each sent to that worker as
+    /// a message; 0 under `timer=shared` (one wheel: no remote cancels).
+    pub timer_remote_cancels: u64,
 }
 
 /// Stable CSV column names of [`DriverMetrics`], in field order.
@@ -133,6 +138,7 @@ pub const DRIVER_COUNTER_NAMES: &[&str] = &[
     "timer_lateness_us_max",
     "timer_lock_contended",
     "blocking_threads_spawned",
+    "timer_remote_cancels",
 ];
 
 impl DriverMetrics {
@@ -145,6 +151,7 @@ impl DriverMetrics {
         self.timer_lateness_us_max = self.timer_lateness_us_max.max(other.timer_lateness_us_max);
         self.timer_lock_contended += other.timer_lock_contended;
         self.blocking_threads_spawned += other.blocking_threads_spawned;
+        self.timer_remote_cancels += other.timer_remote_cancels;
     }
 
     /// `(csv name, value)` pairs in [`DRIVER_COUNTER_NAMES`] order.
@@ -156,6 +163,7 @@ impl DriverMetrics {
             ("timer_lateness_us_max", self.timer_lateness_us_max),
             ("timer_lock_contended", self.timer_lock_contended),
             ("blocking_threads_spawned", self.blocking_threads_spawned),
+            ("timer_remote_cancels", self.timer_remote_cancels),
         ]
     }
 }

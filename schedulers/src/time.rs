@@ -1,7 +1,8 @@
 //! Timers: [`sleep`], [`sleep_until`], [`timeout`], [`interval`].
 //!
-//! All timers of a runtime live in its driver's hierarchical wheel (1 ms
-//! resolution). A deadline is rounded up to the next millisecond, so a timer
+//! A runtime's timers live in its driver's hierarchical wheel (1 ms
+//! resolution), or under `--knob timer=per-worker` in the wheel of the
+//! worker that polled them first (see `driver/local.rs`). A deadline is rounded up to the next millisecond, so a timer
 //! never completes early; it completes once the runtime's driver has seen
 //! the clock pass that millisecond.
 //!
@@ -20,7 +21,7 @@ use std::task::{ready, Context, Poll};
 use std::time::{Duration, Instant};
 
 use crate::coop;
-use crate::driver::{self, Registered, TimerKey};
+use crate::driver::{self, Timer};
 use crate::runtime::context;
 
 /// What an unrepresentable deadline is clamped to: about 30 years ahead.
@@ -51,8 +52,8 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 enum State {
     /// Not filed yet.
     Idle,
-    /// Filed in the wheel.
-    Registered(TimerKey),
+    /// Filed in a wheel.
+    Registered(Timer),
     /// Completed.
     Done,
 }
@@ -95,10 +96,10 @@ impl Sleep {
     }
 
     fn cancel(&mut self) {
-        if let (State::Registered(key), Some(handle)) = (&self.state, &self.handle) {
-            handle.cancel_timer(*key);
+        if let State::Registered(timer) = std::mem::replace(&mut self.state, State::Idle) {
+            let handle = self.handle.as_ref().expect("a filed timer has its driver");
+            handle.cancel_timer(timer);
         }
-        self.state = State::Idle;
     }
 
     fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
@@ -111,15 +112,15 @@ impl Sleep {
             return Poll::Ready(());
         }
         let handle = self.handle.get_or_insert_with(|| context::with_driver(Clone::clone));
-        let done = match self.state {
+        let done = match &self.state {
             State::Idle => match handle.register_timer(self.deadline, cx.waker()) {
-                Registered::Pending { key, .. } => {
-                    self.state = State::Registered(key);
+                Some(timer) => {
+                    self.state = State::Registered(timer);
                     false
                 }
-                Registered::Elapsed => true,
+                None => true,
             },
-            State::Registered(key) => handle.poll_timer(key, cx.waker()).is_ready(),
+            State::Registered(timer) => handle.poll_timer(timer, cx.waker()).is_ready(),
             State::Done => true,
         };
         if done {

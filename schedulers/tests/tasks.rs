@@ -331,6 +331,7 @@ fn knobs_build_and_run() {
         ("event-interval", "1"),
         ("lifo-steal", "on"),
         ("steal-passes", "4"),
+        ("timer", "per-worker"),
     ];
     for &(k, v) in knobs {
         let rt = Builder::new(SchedulerKind::StealHalf).workers(4).knob(k, v).build().unwrap();

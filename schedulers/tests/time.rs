@@ -1,5 +1,6 @@
 //! Timers through the public API, for every scheduling policy: current-thread
-//! at 1 worker, the others at 1, 2 and 8 workers.
+//! at 1 worker, the others at 1, 2 and 8 workers; those that take the
+//! `timer` knob also with `timer=per-worker` (one wheel per worker).
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -14,18 +15,39 @@ use rand::{Rng, SeedableRng};
 use wsbench_schedulers::time::{interval, sleep, sleep_until, timeout, Elapsed, Sleep};
 use wsbench_schedulers::{Builder, Runtime, SchedulerKind};
 
-/// Every (policy, workers) pair under test.
-fn configs() -> Vec<(SchedulerKind, usize)> {
+/// A policy, its worker count, and whether it runs `timer=per-worker`.
+#[derive(Debug, Clone, Copy)]
+struct Config {
+    kind: SchedulerKind,
+    workers: usize,
+    per_worker_timers: bool,
+}
+
+impl std::fmt::Display for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} x{}{}", self.kind, self.workers, if self.per_worker_timers { " timer=per-worker" } else { "" })
+    }
+}
+
+/// Every configuration under test.
+fn configs() -> Vec<Config> {
     let mut out = Vec::new();
     for kind in SchedulerKind::ALL {
         let workers: &[usize] = if kind == SchedulerKind::CurrentThread { &[1] } else { &[1, 2, 8] };
-        out.extend(workers.iter().map(|&w| (kind, w)));
+        let modes: &[bool] = if kind.info().knobs.contains(&"timer") { &[false, true] } else { &[false] };
+        for &per_worker_timers in modes {
+            out.extend(workers.iter().map(|&workers| Config { kind, workers, per_worker_timers }));
+        }
     }
     out
 }
 
-fn runtime(kind: SchedulerKind, workers: usize) -> Runtime {
-    Builder::new(kind).workers(workers).build().unwrap_or_else(|e| panic!("{kind} x{workers}: {e}"))
+fn runtime(c: Config) -> Runtime {
+    let mut b = Builder::new(c.kind).workers(c.workers);
+    if c.per_worker_timers {
+        b = b.knob("timer", "per-worker");
+    }
+    b.build().unwrap_or_else(|e| panic!("{c}: {e}"))
 }
 
 /// One global sequence of "registered" and "fired" events.
@@ -37,6 +59,9 @@ struct Probe {
     fired_seq: AtomicU64,
     wakes: AtomicUsize,
     task: Mutex<Option<Waker>>,
+    /// The thread that fired it first (under `timer=per-worker`, the
+    /// worker whose wheel held it).
+    fired_on: Mutex<Option<std::thread::ThreadId>>,
 }
 
 impl Wake for Probe {
@@ -47,6 +72,7 @@ impl Wake for Probe {
     fn wake_by_ref(self: &Arc<Self>) {
         let seq = SEQ.fetch_add(1, Ordering::SeqCst);
         let _ = self.fired_seq.compare_exchange(NOT_FIRED, seq, Ordering::SeqCst, Ordering::SeqCst);
+        self.fired_on.lock().unwrap().get_or_insert_with(|| std::thread::current().id());
         self.wakes.fetch_add(1, Ordering::SeqCst);
         if let Some(w) = self.task.lock().unwrap().as_ref() {
             w.wake_by_ref();
@@ -69,6 +95,7 @@ impl Probed {
             fired_seq: AtomicU64::new(NOT_FIRED),
             wakes: AtomicUsize::new(0),
             task: Mutex::new(None),
+            fired_on: Mutex::new(None),
         });
         Probed { sleep, waker: Waker::from(probe.clone()), probe, polls: 0, immediate: false }
     }
@@ -100,12 +127,15 @@ struct Outcome {
     /// The thread that finished it (on `thread-per-core`, its core: a
     /// task never leaves its core there).
     thread: std::thread::ThreadId,
+    /// The thread that fired it.
+    fired_on: Option<std::thread::ThreadId>,
 }
 
 async fn probed_sleep(deadline: Instant) -> Outcome {
     let registered_seq = SEQ.fetch_add(1, Ordering::SeqCst);
     let mut p = Probed::new(sleep_until(deadline));
     (&mut p).await;
+    let fired_on = *p.probe.fired_on.lock().unwrap();
     Outcome {
         deadline,
         done_at: Instant::now(),
@@ -114,6 +144,7 @@ async fn probed_sleep(deadline: Instant) -> Outcome {
         wakes: p.probe.wakes.load(Ordering::SeqCst),
         immediate: p.immediate,
         thread: std::thread::current().id(),
+        fired_on,
     }
 }
 
@@ -158,9 +189,9 @@ fn check_deadline_order(outcomes: &[Outcome], label: &str) {
 fn hundred_thousand_sleeps_fire_once_never_early_in_deadline_order() {
     const SLEEPS: usize = 100_000;
     const SPREAD_US: u64 = 300_000;
-    for (kind, workers) in configs() {
-        let label = format!("{kind} x{workers}");
-        let rt = runtime(kind, workers);
+    for c in configs() {
+        let (kind, workers, label) = (c.kind, c.workers, c.to_string());
+        let rt = runtime(c);
         let mut rng = StdRng::seed_from_u64(42);
         let offsets: Vec<u64> = (0..SLEEPS).map(|_| rng.random_range(0..SPREAD_US)).collect();
         let outcomes = rt.block_on(async move {
@@ -192,6 +223,17 @@ fn hundred_thousand_sleeps_fire_once_never_early_in_deadline_order() {
             for (core, group) in &by_core {
                 check_deadline_order(group, &format!("{label} core {core}"));
             }
+        } else if c.per_worker_timers {
+            // One wheel per worker: the order holds within each wheel,
+            // i.e. among the timers one worker fired.
+            let mut by_wheel: BTreeMap<String, Vec<Outcome>> = BTreeMap::new();
+            for o in outcomes.iter().filter(|o| !o.immediate) {
+                by_wheel.entry(format!("{:?}", o.fired_on)).or_default().push(o.clone());
+            }
+            assert!(by_wheel.len() <= workers, "{label}: {} threads fired timers", by_wheel.len());
+            for (thread, group) in &by_wheel {
+                check_deadline_order(group, &format!("{label} wheel of {thread}"));
+            }
         } else {
             check_deadline_order(&outcomes, &label);
         }
@@ -204,9 +246,9 @@ fn hundred_thousand_sleeps_fire_once_never_early_in_deadline_order() {
 fn cancelled_timers_never_fire() {
     const TIMERS: usize = 2_000;
     const CANCEL_AHEAD: Duration = Duration::from_millis(50);
-    for (kind, workers) in configs() {
-        let label = format!("{kind} x{workers}");
-        let rt = runtime(kind, workers);
+    for c in configs() {
+        let label = c.to_string();
+        let rt = runtime(c);
         let probes = rt.block_on(async {
             let mut tasks = Vec::new();
             for i in 0..TIMERS {
@@ -240,9 +282,9 @@ fn cancelled_timers_never_fire() {
 
 #[test]
 fn timeout_elapses_for_pending_and_passes_ready_values() {
-    for (kind, workers) in configs() {
-        let label = format!("{kind} x{workers}");
-        let rt = runtime(kind, workers);
+    for c in configs() {
+        let label = c.to_string();
+        let rt = runtime(c);
         rt.block_on(async {
             let start = Instant::now();
             let r: Result<u8, Elapsed> = timeout(Duration::from_millis(5), std::future::pending()).await;
@@ -265,9 +307,9 @@ fn timeout_elapses_for_pending_and_passes_ready_values() {
 fn interval_ticks_on_schedule_without_drift() {
     const PERIOD: Duration = Duration::from_millis(3);
     const TICKS: u32 = 20;
-    for (kind, workers) in configs() {
-        let label = format!("{kind} x{workers}");
-        let rt = runtime(kind, workers);
+    for c in configs() {
+        let label = c.to_string();
+        let rt = runtime(c);
         rt.block_on(async {
             let mut ticker = interval(PERIOD);
             let first = ticker.tick().await;
@@ -287,9 +329,9 @@ fn interval_ticks_on_schedule_without_drift() {
 
 #[test]
 fn zero_past_and_max_sleeps_are_well_defined() {
-    for (kind, workers) in configs() {
-        let label = format!("{kind} x{workers}");
-        let rt = runtime(kind, workers);
+    for c in configs() {
+        let label = c.to_string();
+        let rt = runtime(c);
         rt.block_on(async {
             sleep(Duration::ZERO).await;
             sleep_until(Instant::now() - Duration::from_secs(1)).await;
@@ -308,8 +350,8 @@ fn zero_past_and_max_sleeps_are_well_defined() {
 
 #[test]
 fn shutdown_with_tasks_asleep_does_not_hang() {
-    for (kind, workers) in configs() {
-        let rt = runtime(kind, workers);
+    for c in configs() {
+        let rt = runtime(c);
         let dropped = Arc::new(AtomicUsize::new(0));
         struct CountDrop(Arc<AtomicUsize>);
         impl Drop for CountDrop {
@@ -325,6 +367,6 @@ fn shutdown_with_tasks_asleep_does_not_hang() {
             });
         }
         rt.shutdown_timeout(Duration::from_secs(10));
-        assert_eq!(dropped.load(Ordering::SeqCst), 100, "{kind} x{workers}: tasks not dropped");
+        assert_eq!(dropped.load(Ordering::SeqCst), 100, "{c}: tasks not dropped");
     }
 }

@@ -40,6 +40,7 @@ pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
         "task-align",
         "lifo-steal",
         "steal-passes",
+        "timer",
     ],
 };
 

@@ -18,6 +18,16 @@
 //! 5. Wake everything collected, in that order, after every lock is
 //!    released.
 //!
+//! # Timers
+//! `timer=shared` (the default): every timer is in the shared wheel of
+//! `timer.rs`, fired by whichever worker holds the driver. `timer=per-worker`
+//! adds one wheel per worker (`local.rs`): a worker's thread, once it has
+//! called [`Handle::enter_worker_timers`], arms its timers in its own wheel
+//! and fires them itself ([`Handle::fire_worker_timers`], bounded parks via
+//! [`Handle::worker_park_timeout`]); other threads still use the shared
+//! wheel. A [`Timer`] remembers which wheel holds it, so polls and cancels
+//! from any thread reach it.
+//!
 //! # Shutdown
 //! [`Driver::shutdown`] marks the driver shut down, fails every registered
 //! source's pending and later operations with an error, fires every timer,
@@ -25,10 +35,12 @@
 //! complete at once, so no task waits on the driver forever.
 
 mod io;
+mod local;
 mod registration;
 mod timer;
 pub(crate) mod wheel;
 
+use std::cell::Cell;
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
@@ -37,7 +49,11 @@ use crate::loom::sync::{Arc, Mutex, MutexGuard};
 use crate::metrics::DriverMetrics;
 
 pub(crate) use self::io::Direction;
+pub(crate) use self::local::LocalTimer;
+#[cfg(loom)]
+pub(crate) use self::local::WorkerWheels;
 pub(crate) use self::registration::PollEvented;
+#[cfg(any(loom, all(test, not(loom))))]
 pub(crate) use self::timer::Registered;
 #[cfg(loom)]
 pub(crate) use self::timer::TimeShared;
@@ -55,12 +71,29 @@ const DEFAULT_EVENT_CAPACITY: usize = 1024;
 pub(crate) struct DriverConfig {
     /// Events fetched per epoll call.
     pub(crate) event_capacity: usize,
+    /// `timer=per-worker`: one wheel per worker, this many; 0 = shared only.
+    pub(crate) worker_wheels: usize,
 }
 
 impl Default for DriverConfig {
     fn default() -> Self {
-        DriverConfig { event_capacity: DEFAULT_EVENT_CAPACITY }
+        DriverConfig { event_capacity: DEFAULT_EVENT_CAPACITY, worker_wheels: 0 }
     }
+}
+
+thread_local! {
+    /// (address of the driver's `Shared`, worker index) on a worker thread
+    /// of a `timer=per-worker` runtime: whose wheel this thread owns.
+    static OWNER: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+}
+
+/// A filed timer: which wheel holds it.
+#[derive(Debug)]
+pub(crate) enum Timer {
+    /// In the shared wheel.
+    Shared(TimerKey),
+    /// In a worker's wheel (`timer=per-worker`).
+    Local(LocalTimer),
 }
 
 /// State shared by the driver and every handle.
@@ -70,6 +103,8 @@ struct Shared {
     waker: mio::Waker,
     slots: Mutex<io::Slots>,
     time: timer::TimeShared,
+    /// `timer=per-worker`'s wheels; `None` under `timer=shared`.
+    local: Option<local::WorkerWheels>,
     /// I/O events dispatched (written by the parked driver only).
     io_events: AtomicU64,
     shutdown: AtomicBool,
@@ -105,6 +140,7 @@ impl Driver {
             waker,
             slots: Mutex::new(io::Slots::default()),
             time: timer::TimeShared::new(),
+            local: (cfg.worker_wheels > 0).then(|| local::WorkerWheels::new(cfg.worker_wheels)),
             io_events: AtomicU64::new(0),
             shutdown: AtomicBool::new(false),
         });
@@ -176,6 +212,9 @@ impl Driver {
         }
         drop(sources);
         shared.time.shutdown(&mut self.wakers);
+        if let Some(local) = &shared.local {
+            local.shutdown(&mut self.wakers);
+        }
         self.wakers.drain(..).for_each(Waker::wake);
     }
 
@@ -203,17 +242,23 @@ impl Handle {
 
     /// Driver counters. `blocking_threads_spawned` is left 0: the blocking
     /// pool owns that counter.
+    /// Timer counters cover the shared wheel and every worker wheel
+    /// (sums; the lateness maximum is the largest).
     pub(crate) fn metrics(&self) -> DriverMetrics {
-        let t = &self.shared.time.counters;
         // Relaxed: statistics; a snapshot need not be consistent.
-        DriverMetrics {
-            io_events: self.shared.io_events.load(Ordering::Relaxed),
-            timers_fired: t.fired.load(Ordering::Relaxed),
-            timer_lateness_us_total: t.lateness_us_total.load(Ordering::Relaxed),
-            timer_lateness_us_max: t.lateness_us_max.load(Ordering::Relaxed),
-            timer_lock_contended: t.lock_contended.load(Ordering::Relaxed),
-            blocking_threads_spawned: 0,
+        let mut m = DriverMetrics { io_events: self.shared.io_events.load(Ordering::Relaxed), ..Default::default() };
+        let mut add = |t: &timer::TimerCounters| {
+            m.timers_fired += t.fired.load(Ordering::Relaxed);
+            m.timer_lateness_us_total += t.lateness_us_total.load(Ordering::Relaxed);
+            m.timer_lateness_us_max = m.timer_lateness_us_max.max(t.lateness_us_max.load(Ordering::Relaxed));
+            m.timer_lock_contended += t.lock_contended.load(Ordering::Relaxed);
+            m.timer_remote_cancels += t.remote_cancels.load(Ordering::Relaxed);
+        };
+        add(&self.shared.time.counters);
+        if let Some(local) = &self.shared.local {
+            local.for_each_counters(add);
         }
+        m
     }
 
     /// Starts a new window for the peak counters: `timer_lateness_us_max`
@@ -223,6 +268,10 @@ impl Handle {
         // Relaxed: a statistic; a timer firing concurrently lands either in
         // the old window or the new one.
         self.shared.time.counters.lateness_us_max.store(0, Ordering::Relaxed);
+        if let Some(local) = &self.shared.local {
+            // Relaxed: as above.
+            local.for_each_counters(|t| t.lateness_us_max.store(0, Ordering::Relaxed));
+        }
     }
 
     /// Whether [`Driver::shutdown`] has run.
@@ -232,25 +281,86 @@ impl Handle {
         self.shared.shutdown.load(Ordering::Acquire)
     }
 
-    /// Files a timer for `deadline` waking `waker`; unparks a driver that
-    /// is blocked past it.
-    pub(crate) fn register_timer(&self, deadline: Instant, waker: &Waker) -> Registered {
-        let registered = self.shared.time.register(deadline, waker);
-        if let Registered::Pending { unpark: true, .. } = registered {
-            self.unpark();
+    /// Files a timer for `deadline` waking `waker`: in this thread's own
+    /// wheel on a worker of a `timer=per-worker` runtime, else in the
+    /// shared wheel (unparking a driver that is blocked past it). `None`:
+    /// due already (or shut down), complete now.
+    pub(crate) fn register_timer(&self, deadline: Instant, waker: &Waker) -> Option<Timer> {
+        if let (Some(local), Some(worker)) = (&self.shared.local, self.owned_wheel()) {
+            return local.arm(&self.shared.time.clock, worker, deadline, waker).map(Timer::Local);
         }
-        registered
+        match self.shared.time.register(deadline, waker) {
+            timer::Registered::Pending { key, unpark } => {
+                if unpark {
+                    self.unpark();
+                }
+                Some(Timer::Shared(key))
+            }
+            timer::Registered::Elapsed => None,
+        }
     }
 
-    /// `Ready` once the timer fired (its entry is freed then); otherwise
-    /// stores `waker` and returns `Pending`.
-    pub(crate) fn poll_timer(&self, key: TimerKey, waker: &Waker) -> std::task::Poll<()> {
-        self.shared.time.poll_fired(key, waker)
+    /// `Ready` once the timer fired; otherwise stores `waker` and returns
+    /// `Pending`. Any thread.
+    pub(crate) fn poll_timer(&self, timer: &Timer, waker: &Waker) -> std::task::Poll<()> {
+        match timer {
+            Timer::Shared(key) => self.shared.time.poll_fired(*key, waker),
+            Timer::Local(t) => local::WorkerWheels::poll(t, waker),
+        }
     }
 
-    /// Cancels (or frees, if fired) a timer.
-    pub(crate) fn cancel_timer(&self, key: TimerKey) {
-        self.shared.time.cancel(key)
+    /// Cancels (or frees, if fired) a timer: directly on the thread that
+    /// owns its wheel, as a message to the owner from any other thread.
+    pub(crate) fn cancel_timer(&self, timer: Timer) {
+        match timer {
+            Timer::Shared(key) => self.shared.time.cancel(key),
+            Timer::Local(t) => {
+                let local = self.shared.local.as_ref().expect("a worker-wheel timer on a driver without them");
+                if self.owned_wheel() == Some(t.worker()) {
+                    local.cancel_owned(t);
+                } else {
+                    // `false`: it had fired; the fire's wake is the only one.
+                    local.cancel_remote(t);
+                }
+            }
+        }
+    }
+
+    /// Makes this thread the owner of worker `index`'s wheel until the
+    /// guard drops (nothing under `timer=shared`).
+    pub(crate) fn enter_worker_timers(&self, index: usize) -> WorkerTimersGuard {
+        let Some(local) = &self.shared.local else { return WorkerTimersGuard { set: false } };
+        assert!(index < local.len(), "worker {index} of a driver with {} worker wheels", local.len());
+        OWNER.with(|o| {
+            assert_eq!(o.get().0, 0, "a thread can own one worker wheel only");
+            o.set((self.addr(), index));
+        });
+        WorkerTimersGuard { set: true }
+    }
+
+    /// How long worker `index` may park before its own next timer is due
+    /// (`None`: no timer, or `timer=shared`). Call on the owner thread.
+    pub(crate) fn worker_park_timeout(&self, index: usize) -> Option<Duration> {
+        let local = self.shared.local.as_ref()?;
+        local.park_timeout(&self.shared.time.clock, index, Instant::now())
+    }
+
+    /// Worker `index` fires its own due timers (and removes the ones other
+    /// threads cancelled); wakers to `out`. Call on the owner thread.
+    pub(crate) fn fire_worker_timers(&self, index: usize, out: &mut Vec<Waker>) {
+        if let Some(local) = &self.shared.local {
+            local.fire_due(&self.shared.time.clock, index, Instant::now(), out);
+        }
+    }
+
+    /// This thread's wheel of this driver, if it owns one.
+    fn owned_wheel(&self) -> Option<usize> {
+        let (addr, index) = OWNER.with(Cell::get);
+        (addr == self.addr()).then_some(index)
+    }
+
+    fn addr(&self) -> usize {
+        &*self.shared as *const Shared as usize
     }
 
     fn io_slots(&self) -> MutexGuard<'_, io::Slots> {
@@ -259,6 +369,20 @@ impl Handle {
 
     fn registry(&self) -> &mio::Registry {
         &self.shared.registry
+    }
+}
+
+/// Ends a thread's ownership of a worker wheel
+/// ([`Handle::enter_worker_timers`]).
+pub(crate) struct WorkerTimersGuard {
+    set: bool,
+}
+
+impl Drop for WorkerTimersGuard {
+    fn drop(&mut self) {
+        if self.set {
+            OWNER.with(|o| o.set((0, 0)));
+        }
     }
 }
 

@@ -68,20 +68,79 @@ pub(crate) enum Registered {
     Elapsed,
 }
 
-/// Timer counters (see `DriverMetrics`).
+/// Timer counters (see `DriverMetrics`); one set for the shared wheel and
+/// one per worker wheel (`local.rs`), summed by `Handle::metrics`.
 #[derive(Debug, Default)]
 pub(crate) struct TimerCounters {
     pub(crate) fired: AtomicU64,
     pub(crate) lateness_us_total: AtomicU64,
     pub(crate) lateness_us_max: AtomicU64,
     pub(crate) lock_contended: AtomicU64,
+    /// Cancels of a worker wheel's timers from another thread (`local.rs`);
+    /// always 0 on the shared wheel.
+    pub(crate) remote_cancels: AtomicU64,
+}
+
+impl TimerCounters {
+    /// Counts `fired` timers, their summed and largest lateness.
+    pub(crate) fn record_fired(&self, fired: u64, late_total_us: u64, late_max_us: u64) {
+        // Relaxed: statistics, read by snapshots that tolerate staleness.
+        self.fired.fetch_add(fired, Ordering::Relaxed);
+        self.lateness_us_total.fetch_add(late_total_us, Ordering::Relaxed);
+        self.lateness_us_max.fetch_max(late_max_us, Ordering::Relaxed);
+    }
+}
+
+/// Lateness of a timer due at `deadline` firing at `now`, in µs.
+pub(crate) fn lateness_us(now: Instant, deadline: Instant) -> u64 {
+    u64::try_from(now.saturating_duration_since(deadline).as_nanos() / NS_PER_US).unwrap_or(u64::MAX)
+}
+
+/// Turns `Instant`s into wheel ticks (module doc, *Ticks*). Every wheel of
+/// a driver shares its clock, so ticks mean the same instant in all.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Clock {
+    origin: Instant,
+}
+
+impl Clock {
+    /// The tick of `deadline`, rounded up; saturates instead of overflowing.
+    pub(crate) fn tick_ceil(&self, deadline: Instant) -> u64 {
+        let d = deadline.saturating_duration_since(self.origin);
+        // u64 arithmetic: `as_nanos` is u128 and its division is slow.
+        let sub_ticks = u64::from(d.subsec_nanos().div_ceil(TICK_NS));
+        d.as_secs().saturating_mul(TICKS_PER_S).saturating_add(sub_ticks)
+    }
+
+    /// The last tick the clock has reached at `now`.
+    pub(crate) fn tick_floor(&self, now: Instant) -> u64 {
+        let d = now.saturating_duration_since(self.origin);
+        let sub_ticks = u64::from(d.subsec_nanos() / TICK_NS);
+        d.as_secs().saturating_mul(TICKS_PER_S).saturating_add(sub_ticks)
+    }
+
+    /// The instant of `tick`; `None` if it is not representable.
+    pub(crate) fn instant_of(&self, tick: u64) -> Option<Instant> {
+        self.origin.checked_add(Duration::from_millis(tick))
+    }
+
+    /// How long a park at `now` may block to wake by `next` (a wheel's
+    /// next expiration): zero when it is due, `None` without one.
+    pub(crate) fn wait_for(&self, next: Option<u64>, now: Instant) -> Option<Duration> {
+        next.and_then(|next| {
+            if next <= self.tick_floor(now) {
+                return Some(Duration::ZERO);
+            }
+            self.instant_of(next).map(|at| at.saturating_duration_since(now))
+        })
+    }
 }
 
 /// The runtime's timers.
 #[derive(Debug)]
 pub(crate) struct TimeShared {
     core: Mutex<TimeCore>,
-    origin: Instant,
+    pub(crate) clock: Clock,
     /// Lower bound on the earliest pending tick (`u64::MAX`: none).
     next_due: AtomicU64,
     pub(crate) counters: TimerCounters,
@@ -91,7 +150,7 @@ impl TimeShared {
     pub(crate) fn new() -> Self {
         TimeShared {
             core: Mutex::new(TimeCore { wheel: Wheel::new(), parked_until: None, shutdown: false }),
-            origin: Instant::now(),
+            clock: Clock { origin: Instant::now() },
             next_due: AtomicU64::new(u64::MAX),
             counters: TimerCounters::default(),
         }
@@ -108,24 +167,13 @@ impl TimeShared {
         self.core.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The tick of `deadline`, rounded up; saturates instead of overflowing.
+    /// The tick of `deadline`, rounded up (see [`Clock::tick_ceil`]).
     pub(crate) fn tick_ceil(&self, deadline: Instant) -> u64 {
-        let d = deadline.saturating_duration_since(self.origin);
-        // u64 arithmetic: `as_nanos` is u128 and its division is slow.
-        let sub_ticks = u64::from(d.subsec_nanos().div_ceil(TICK_NS));
-        d.as_secs().saturating_mul(TICKS_PER_S).saturating_add(sub_ticks)
+        self.clock.tick_ceil(deadline)
     }
 
-    /// The last tick the clock has reached at `now`.
     fn tick_floor(&self, now: Instant) -> u64 {
-        let d = now.saturating_duration_since(self.origin);
-        let sub_ticks = u64::from(d.subsec_nanos() / TICK_NS);
-        d.as_secs().saturating_mul(TICKS_PER_S).saturating_add(sub_ticks)
-    }
-
-    /// The instant of `tick`; `None` if it is not representable.
-    fn instant_of(&self, tick: u64) -> Option<Instant> {
-        self.origin.checked_add(Duration::from_millis(tick))
+        self.clock.tick_floor(now)
     }
 
     /// Files a timer for `deadline` that wakes `waker`. The caller unparks
@@ -190,13 +238,7 @@ impl TimeShared {
     pub(crate) fn before_park(&self, timeout: Option<Duration>) -> Option<Duration> {
         let now = Instant::now();
         let mut core = self.lock();
-        let now_tick = self.tick_floor(now);
-        let timer_wait = core.wheel.next_expiration().and_then(|next| {
-            if next <= now_tick {
-                return Some(Duration::ZERO);
-            }
-            self.instant_of(next).map(|at| at.saturating_duration_since(now))
-        });
+        let timer_wait = self.clock.wait_for(core.wheel.next_expiration(), now);
         let wait = match (timeout, timer_wait) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -223,8 +265,7 @@ impl TimeShared {
         let mut core = self.lock();
         core.parked_until = None;
         let fired = core.wheel.advance(now_tick, |data| {
-            let late_us = now.saturating_duration_since(data.deadline).as_nanos() / NS_PER_US;
-            let late_us = u64::try_from(late_us).unwrap_or(u64::MAX);
+            let late_us = lateness_us(now, data.deadline);
             late_total_us = late_total_us.saturating_add(late_us);
             late_max_us = late_max_us.max(late_us);
             out.extend(data.waker.take());
@@ -234,16 +275,8 @@ impl TimeShared {
         self.next_due.store(next, Ordering::Release);
         drop(core);
         if fired > 0 {
-            self.record_fired(fired as u64, late_total_us, late_max_us);
+            self.counters.record_fired(fired as u64, late_total_us, late_max_us);
         }
-    }
-
-    fn record_fired(&self, fired: u64, late_total_us: u64, late_max_us: u64) {
-        let c = &self.counters;
-        // Relaxed: statistics, read by snapshots that tolerate staleness.
-        c.fired.fetch_add(fired, Ordering::Relaxed);
-        c.lateness_us_total.fetch_add(late_total_us, Ordering::Relaxed);
-        c.lateness_us_max.fetch_max(late_max_us, Ordering::Relaxed);
     }
 
     /// Runtime shutdown: fires every timer (sleeps complete) and makes later
@@ -284,7 +317,7 @@ mod tests {
     #[test]
     fn deadlines_round_up_to_the_next_tick() {
         let t = TimeShared::new();
-        let o = t.origin;
+        let o = t.clock.origin;
         assert_eq!(t.tick_ceil(o), 0);
         assert_eq!(t.tick_ceil(o + Duration::from_nanos(1)), 1);
         assert_eq!(t.tick_ceil(o + Duration::from_millis(1)), 1);
@@ -297,7 +330,7 @@ mod tests {
     #[test]
     fn far_future_does_not_overflow() {
         let t = TimeShared::new();
-        let far = t.origin + Duration::from_secs(60 * 60 * 24 * 365 * 100);
+        let far = t.clock.origin + Duration::from_secs(60 * 60 * 24 * 365 * 100);
         let tick = t.tick_ceil(far);
         assert!(tick > 3_000_000_000_000, "{tick}");
         let waker = Waker::noop();
@@ -313,7 +346,7 @@ mod tests {
     #[test]
     fn past_deadline_is_elapsed_without_filing() {
         let t = TimeShared::new();
-        assert!(matches!(t.register(t.origin, Waker::noop()), Registered::Elapsed));
+        assert!(matches!(t.register(t.clock.origin, Waker::noop()), Registered::Elapsed));
         let past = Instant::now();
         // Let the clock reach the next tick; then the wheel has passed `past`.
         while t.tick_floor(Instant::now()) <= t.tick_ceil(past) {

@@ -166,13 +166,19 @@ impl<T> Wheel<T> {
             self.unlink(key.index);
             self.pending -= 1;
         }
-        let e = &mut self.entries[key.index as usize];
+        self.free(key.index)
+    }
+
+    /// Puts a detached (or fired) entry on the free list; its key goes
+    /// stale.
+    fn free(&mut self, index: u32) -> Option<T> {
+        let e = &mut self.entries[index as usize];
         let payload = e.payload.take();
         e.state = State::Free;
         e.generation = e.generation.wrapping_add(1);
         e.prev = NIL;
         e.next = self.free_head;
-        self.free_head = key.index;
+        self.free_head = index;
         payload
     }
 
@@ -203,9 +209,42 @@ impl<T> Wheel<T> {
                 break;
             }
             self.elapsed = self.elapsed.max(start);
-            fired += self.expire_slot(level, slot, &mut on_fire);
+            fired += self.expire_slot_with(level, slot, &mut |w, i| w.fire(i, &mut on_fire));
         }
         self.elapsed = self.elapsed.max(now);
+        fired
+    }
+
+    /// [`Wheel::advance`] for payloads that carry their own fired state
+    /// (`timer=per-worker`): each due entry is freed as it fires (its key
+    /// goes stale at once) and `on_fire` gets its payload by value.
+    pub(crate) fn advance_free(&mut self, now: u64, mut on_fire: impl FnMut(T)) -> usize {
+        let mut fired = 0;
+        while let Some((level, slot, start)) = self.next_slot() {
+            if start > now {
+                break;
+            }
+            self.elapsed = self.elapsed.max(start);
+            fired += self.expire_slot_with(level, slot, &mut |w, i| w.fire_free(i, &mut on_fire));
+        }
+        self.elapsed = self.elapsed.max(now);
+        fired
+    }
+
+    /// [`Wheel::fire_all`] that frees every entry, as [`Wheel::advance_free`].
+    pub(crate) fn fire_all_free(&mut self, mut on_fire: impl FnMut(T)) -> usize {
+        let mut fired = 0;
+        for level in 0..LEVELS {
+            for slot in 0..SLOTS {
+                let mut cur = self.take_slot(level, slot);
+                while cur != NIL {
+                    let next = self.entries[cur as usize].next;
+                    self.fire_free(cur, &mut on_fire);
+                    fired += 1;
+                    cur = next;
+                }
+            }
+        }
         fired
     }
 
@@ -329,14 +368,15 @@ impl<T> Wheel<T> {
         std::mem::replace(&mut lvl.heads[slot], NIL)
     }
 
-    /// Fires what in a taken slot is due at `elapsed`, re-files the rest.
-    fn expire_slot(&mut self, level: usize, slot: usize, on_fire: &mut impl FnMut(&mut T)) -> usize {
+    /// Fires (with `fire`) what in a taken slot is due at `elapsed`,
+    /// re-files the rest.
+    fn expire_slot_with(&mut self, level: usize, slot: usize, fire: &mut impl FnMut(&mut Self, u32)) -> usize {
         let mut fired = 0;
         let mut cur = self.take_slot(level, slot);
         while cur != NIL {
             let next = self.entries[cur as usize].next;
             if self.entries[cur as usize].when <= self.elapsed {
-                self.fire(cur, on_fire);
+                fire(self, cur);
                 fired += 1;
             } else {
                 self.link(cur);
@@ -354,6 +394,14 @@ impl<T> Wheel<T> {
         e.next = NIL;
         self.pending -= 1;
         if let Some(p) = e.payload.as_mut() {
+            on_fire(p);
+        }
+    }
+
+    /// Frees a detached entry and hands its payload to `on_fire`.
+    fn fire_free(&mut self, index: u32, on_fire: &mut impl FnMut(T)) {
+        self.pending -= 1;
+        if let Some(p) = self.free(index) {
             on_fire(p);
         }
     }
@@ -500,6 +548,31 @@ mod tests {
         assert_eq!(reused.index, key.index);
         assert!(w.get_mut(key).is_none());
         assert_eq!(w.get_mut(reused).map(|(p, f)| (*p, f)), Some((999, false)));
+    }
+
+    #[test]
+    fn advance_free_frees_fired_entries_and_their_keys_go_stale() {
+        let mut w = Wheel::new();
+        let keys: Vec<_> = [5u64, 70, 70, 5000, SPAN_TICKS * 2].iter().map(|&t| (t, w.insert(t, t).unwrap())).collect();
+        let mut out = Vec::new();
+        assert_eq!(w.advance_free(70, |p| out.push(p)), 3);
+        assert_eq!(out, vec![5, 70, 70]);
+        assert_eq!(w.pending(), 2);
+        for &(t, key) in &keys {
+            // Fired entries are gone; pending ones still answer.
+            assert_eq!(w.get_mut(key).is_some(), t > 70, "tick {t}");
+        }
+        assert_eq!(w.remove(keys[0].1), None, "a fired key is stale");
+        // The freed slots are reused; the old keys do not reach the new entries.
+        let reused = w.insert(71, 71).unwrap();
+        assert!(keys[..3].iter().any(|(_, k)| k.index == reused.index));
+        assert!(keys[..3].iter().all(|(_, k)| w.get_mut(*k).is_none()));
+        out.clear();
+        assert_eq!(w.fire_all_free(|p| out.push(p)), 3);
+        out.sort_unstable();
+        assert_eq!(out, vec![71, 5000, SPAN_TICKS * 2]);
+        assert_eq!((w.pending(), w.next_expiration()), (0, None));
+        assert_eq!(w.remove(keys[3].1), None);
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
     name: "global",
     about: "one shared MPMC run queue; every push/pop goes through it",
     workers: crate::WorkerRule::Any,
-    knobs: &["idle", "budget", "event-interval", "task-align"],
+    knobs: &["idle", "budget", "event-interval", "task-align", "timer"],
 };
 
 pub(crate) struct Global {

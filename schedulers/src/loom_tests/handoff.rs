@@ -134,7 +134,7 @@ fn worker(world: Arc<World>, index: usize, parker: Parker) -> bool {
         world.idle.transition_to_parked(index, searching);
         world.idle.fence_before_recheck();
         if world.work.load(SeqCst) == 0 && !world.done.load(SeqCst) {
-            used_driver |= parker.park(&world.driver) == Parked::Driver;
+            used_driver |= parker.park(&world.driver, None) == Parked::Driver;
         }
         searching = world.idle.transition_from_parked(index) == Woken::Searching;
     }

@@ -32,3 +32,4 @@ mod shutdown_race;
 mod support;
 mod task;
 mod timer;
+mod timer_remote_cancel;

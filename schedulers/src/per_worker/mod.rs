@@ -20,7 +20,7 @@ pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
     name: "per-worker",
     about: "private FIFO per worker, no stealing; remote spawns round-robin",
     workers: crate::WorkerRule::Any,
-    knobs: &["idle", "budget", "event-interval", "task-align"],
+    knobs: &["idle", "budget", "event-interval", "task-align", "timer"],
 };
 
 /// Ticks between inbox-first checks (same fairness as tokio's 61).

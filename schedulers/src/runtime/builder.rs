@@ -11,7 +11,7 @@ use super::shared::Shared;
 use super::worker::worker_main;
 use crate::blocking::BlockingPool;
 use crate::driver::{Driver, DriverConfig};
-use crate::knobs::{KnobError, KnobSet, Knobs};
+use crate::knobs::{KnobError, KnobSet, Knobs, TimerMode};
 use crate::policy::Policy;
 use crate::thread_per_core::ThreadPerCore;
 use crate::topology::WorkerTopology;
@@ -246,7 +246,8 @@ impl Builder {
         make_handle: impl FnOnce(Arc<Shared<P>>) -> Handle,
     ) -> Result<Runtime, BuildError> {
         let (policy, cores) = P::new(workers, &knobs);
-        let (driver, driver_handle) = Driver::new(DriverConfig::default())?;
+        let worker_wheels = if knobs.timer == TimerMode::PerWorker { workers } else { 0 };
+        let (driver, driver_handle) = Driver::new(DriverConfig { worker_wheels, ..DriverConfig::default() })?;
         let (parkers, unparkers): (Vec<_>, Vec<_>) =
             (0..workers).map(|_| park::pair(Some(driver_handle.clone()))).unzip();
         let blocking = BlockingPool::new(self.max_blocking_threads, self.blocking_keep_alive, &self.thread_name);

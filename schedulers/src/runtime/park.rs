@@ -4,7 +4,9 @@
 //! it takes it (`try_lock`) and blocks inside `Driver::park` (epoll with a
 //! timeout equal to the next timer deadline); otherwise it blocks on its own
 //! condvar. `Unparker::unpark` wakes it either way: a condvar notify, or the
-//! driver's mio waker.
+//! driver's mio waker. Under `timer=per-worker` the caller passes its own
+//! wheel's next deadline as a timeout, which bounds either wait: a worker
+//! wakes by itself for its own timers.
 //!
 //! State machine of `state` (one per worker):
 //! - `EMPTY` → `PARKED_CONDVAR` / `PARKED_DRIVER` by the parker;
@@ -101,14 +103,14 @@ fn pair_inner(driver: Option<Box<dyn UnparkDriver>>) -> (Parker, Unparker) {
 
 impl Parker {
     /// Blocks until `unpark` (or a driver event / timer when parked on the
-    /// driver).
-    pub(crate) fn park<D: ParkDriver>(&self, driver: &Mutex<D>) -> Parked {
+    /// driver), or at most `timeout` (`None`: no limit).
+    pub(crate) fn park<D: ParkDriver>(&self, driver: &Mutex<D>, timeout: Option<Duration>) -> Parked {
         if self.take_token() {
             return Parked::Token;
         }
         match driver.try_lock() {
-            Ok(mut d) => self.park_driver(&mut *d),
-            Err(_) => self.park_condvar(),
+            Ok(mut d) => self.park_driver(&mut *d, timeout),
+            Err(_) => self.park_condvar(timeout),
         }
     }
 
@@ -118,7 +120,7 @@ impl Parker {
         self.inner.state.compare_exchange(NOTIFIED, EMPTY, Acquire, Relaxed).is_ok()
     }
 
-    fn park_driver<D: ParkDriver>(&self, driver: &mut D) -> Parked {
+    fn park_driver<D: ParkDriver>(&self, driver: &mut D, timeout: Option<Duration>) -> Parked {
         // AcqRel on success: publishes PARKED_DRIVER to `unpark`; on
         // failure Acquire pairs with `unpark` (it can only be NOTIFIED).
         match self.inner.state.compare_exchange(EMPTY, PARKED_DRIVER, AcqRel, Acquire) {
@@ -129,13 +131,13 @@ impl Parker {
             }
             Err(s) => panic!("parking on the driver from state {s}"),
         }
-        driver.park(None);
+        driver.park(timeout);
         // AcqRel: consumes a NOTIFIED token (Acquire pairs with `unpark`).
         self.inner.state.swap(EMPTY, AcqRel);
         Parked::Driver
     }
 
-    fn park_condvar(&self) -> Parked {
+    fn park_condvar(&self, timeout: Option<Duration>) -> Parked {
         let mut guard = self.inner.mutex.lock().unwrap();
         // AcqRel / Acquire: as in `park_driver`.
         match self.inner.state.compare_exchange(EMPTY, PARKED_CONDVAR, AcqRel, Acquire) {
@@ -146,8 +148,18 @@ impl Parker {
             }
             Err(s) => panic!("parking on the condvar from state {s}"),
         }
+        let deadline = timeout.and_then(|t| std::time::Instant::now().checked_add(t));
         loop {
-            guard = self.inner.condvar.wait(guard).unwrap();
+            guard = match deadline {
+                None => self.inner.condvar.wait(guard).unwrap(),
+                Some(at) => {
+                    let left = at.saturating_duration_since(std::time::Instant::now());
+                    if left.is_zero() {
+                        return self.condvar_timed_out();
+                    }
+                    self.inner.condvar.wait_timeout(guard, left).unwrap().0
+                }
+            };
             // Acquire: pairs with `unpark`; anything else is spurious.
             if self.inner.state.compare_exchange(NOTIFIED, EMPTY, Acquire, Relaxed).is_ok() {
                 return Parked::Condvar;
@@ -155,11 +167,26 @@ impl Parker {
         }
     }
 
+    /// The condvar wait's timeout passed (the caller holds the mutex):
+    /// leave `PARKED_CONDVAR`, or consume the token of an `unpark` that
+    /// came meanwhile (its notify is then lost harmlessly: we are awake).
+    fn condvar_timed_out(&self) -> Parked {
+        // Acquire on both outcomes: pairs with `unpark`'s swap when it won.
+        match self.inner.state.compare_exchange(PARKED_CONDVAR, EMPTY, Acquire, Acquire) {
+            Ok(_) => {}
+            Err(NOTIFIED) => {
+                self.take_token();
+            }
+            Err(s) => panic!("condvar park timed out in state {s}"),
+        }
+        Parked::Condvar
+    }
+
     /// Parks on the condvar only (loom models have no driver).
     #[cfg(loom)]
     pub(crate) fn park_without_driver(&self) {
         if !self.take_token() {
-            self.park_condvar();
+            self.park_condvar(None);
         }
     }
 

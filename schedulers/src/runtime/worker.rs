@@ -7,6 +7,10 @@
 //! with nothing found it parks (see `idle.rs` for the no-lost-wake-up
 //! protocol and `park.rs` for the driver hand-off).
 //!
+//! Under `timer=per-worker` the worker owns a timer wheel (see
+//! `driver/local.rs`): it fires its due timers at every driver poll and
+//! after every park, and parks no longer than its next timer.
+//!
 //! While a task is polled, and while the worker parks or polls the driver,
 //! its core sits in `WorkerCx::core`, so a wake on this thread (from that
 //! task, or from the driver) reaches the core (LIFO slot / local queue), as
@@ -54,6 +58,9 @@ pub(crate) struct WorkerCx<P: Policy> {
     /// this worker runs out of other local work or polls the driver. (Yields
     /// through other wakers wait in the thread's deferred waker list.)
     deferred: RefCell<Vec<Notified>>,
+    /// Wakers of this worker's fired timers (`timer=per-worker`), kept to
+    /// reuse the allocation.
+    timer_wakers: RefCell<Vec<std::task::Waker>>,
 }
 
 /// What a worker loop run from `block_on` polls besides tasks: the
@@ -89,6 +96,7 @@ pub(crate) fn worker_main<P: Policy>(
     let cx = WorkerCx::new(shared.clone(), index, parker);
     let addr = Arc::as_ptr(&shared) as usize;
     let _worker = context::enter_worker(addr, &cx as *const WorkerCx<P> as *const ());
+    let _timers = shared.driver_handle.enter_worker_timers(index);
     let core = super::core::new_core::<P>(shared.knobs.event_interval, policy_core);
     let mut core = cx.run(core, &mut ());
     context::clear_deferred();
@@ -113,6 +121,7 @@ impl<P: Policy> WorkerCx<P> {
             batching: Cell::new(false),
             notify_pending: Cell::new(false),
             deferred: RefCell::new(Vec::new()),
+            timer_wakers: RefCell::new(Vec::new()),
         }
     }
 
@@ -288,6 +297,7 @@ impl<P: Policy> WorkerCx<P> {
         if self.parker.poll_driver(&self.shared.driver) {
             Counters::bump(&self.counters().driver_polls, 1);
         }
+        self.fire_own_timers();
         context::wake_deferred();
         self.batching.set(false);
         let mut core = self.core.borrow_mut().take().expect("worker core missing after the driver poll");
@@ -296,6 +306,16 @@ impl<P: Policy> WorkerCx<P> {
         // Scheduled tasks are processed from here on: a new poll-time window.
         core.window_start = Instant::now();
         core
+    }
+
+    /// `timer=per-worker`: fires this worker's due timers; call with the
+    /// core in place and `batching` set, so that their tasks come back to
+    /// this worker's queue with one "wake a peer" afterwards.
+    fn fire_own_timers(&self) {
+        let mut wakers = self.timer_wakers.take();
+        self.shared.driver_handle.fire_worker_timers(self.index, &mut wakers);
+        wakers.drain(..).for_each(std::task::Waker::wake);
+        *self.timer_wakers.borrow_mut() = wakers;
     }
 
     /// Puts the tasks that yielded back at the end of the local queue; as
@@ -365,7 +385,9 @@ impl<P: Policy> WorkerCx<P> {
             // the driver wakes on this thread go to this worker's queue.
             *self.core.borrow_mut() = Some(core);
             self.batching.set(true);
-            let parked = self.parker.park(&self.shared.driver);
+            let timeout = self.shared.driver_handle.worker_park_timeout(self.index);
+            let parked = self.parker.park(&self.shared.driver, timeout);
+            self.fire_own_timers();
             self.batching.set(false);
             core = self.core.borrow_mut().take().expect("worker core missing after parking");
             if parked == Parked::Driver {

@@ -58,6 +58,7 @@ pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
         "task-align",
         "lifo-steal",
         "steal-passes",
+        "timer",
     ],
 };
 

@@ -29,7 +29,7 @@ pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
     name: "steal-one",
     about: "Chase-Lev deque per worker (crossbeam-deque), thieves steal one task",
     workers: crate::WorkerRule::Any,
-    knobs: &["global-interval", "searching-limit", "idle", "budget", "victim", "event-interval", "task-align"],
+    knobs: &["global-interval", "searching-limit", "idle", "budget", "victim", "event-interval", "task-align", "timer"],
 };
 
 /// Bounded retries of a steal that lost a race before moving on.
