@@ -277,7 +277,7 @@ mod unit_tests {
     fn names_cover_both_lists_in_order() {
         let names: Vec<_> = counter_names().collect();
         assert_eq!(names.first(), Some(&"polls"));
-        assert_eq!(names.last(), Some(&"blocking_threads_spawned"));
+        assert_eq!(names.last(), Some(&"timer_remote_cancels"));
         assert_eq!(no_counters().len(), names.len());
     }
 }
