@@ -30,7 +30,8 @@ pub const SCHEMA_VERSION: u32 = 5;
 /// Counters added after schema 3: the CSV writes them at the end of the row,
 /// after the CPU columns, in this order (the other counters keep their
 /// place), so that the columns of older files keep their positions.
-pub const APPENDED_COUNTERS: &[&str] = &["lifo_steals", "steals_local_group", "steals_remote_group", "timer_remote_cancels"];
+pub const APPENDED_COUNTERS: &[&str] =
+    &["lifo_steals", "steals_local_group", "steals_remote_group", "timer_remote_cancels"];
 
 /// Microseconds per nanosecond, for histogram values recorded in ns.
 pub const US_PER_NS: f64 = 1e-3;
