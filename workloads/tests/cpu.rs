@@ -57,17 +57,35 @@ fn a_known_cpu_cost_per_request_is_reported_for_ours_tokio_and_smol() {
     let _serial = serial();
     const SPIN_US: f64 = 200.0;
     const ADDED_US: f64 = 400.0;
+    // Three interleaved repetitions per runtime, judged on their medians:
+    // one 600 ms run on a shared VM can land on a slowed CPU (a +22 %
+    // addition was seen once in CI at low load, never twice in a row).
+    const REPS: usize = 3;
     for sched in ["steal-half", "tokio", "smol"] {
-        let low = cpu_per_request(sched, 100);
-        let high = cpu_per_request(sched, 300);
-        eprintln!("{sched}: {low:.1} us CPU per request at 2 x 100 us, {high:.1} us at 2 x 300 us");
+        let ((mut lows, mut highs), stolen) = with_cpu_pressure(|| {
+            let (mut lows, mut highs) = (Vec::new(), Vec::new());
+            for _ in 0..REPS {
+                lows.push(cpu_per_request(sched, 100));
+                highs.push(cpu_per_request(sched, 300));
+            }
+            (lows, highs)
+        });
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (low, high) = (median(&mut lows), median(&mut highs));
+        eprintln!("{sched}: median {low:.1} us CPU per request at 2 x 100 us, {high:.1} us at 2 x 300 us ({lows:?}, {highs:?})");
         let (lo, hi) = (0.95 * SPIN_US, SPIN_US + 150.0);
-        assert!((lo..=hi).contains(&low), "{sched}: {low:.1} us of CPU per request, outside [{lo}, {hi}]");
         let added = high - low;
-        assert!(
-            (0.9 * ADDED_US..=1.2 * ADDED_US).contains(&added),
-            "{sched}: 2 x 200 us more spin added {added:.1} us of CPU per request, not 400 -10% +20%"
-        );
+        let check = if !(lo..=hi).contains(&low) {
+            Err(format!("{low:.1} us of CPU per request, outside [{lo}, {hi}]"))
+        } else if !(0.9 * ADDED_US..=1.2 * ADDED_US).contains(&added) {
+            Err(format!("2 x 200 us more spin added {added:.1} us of CPU per request, not 400 -10% +20%"))
+        } else {
+            Ok(())
+        };
+        judge(sched, check, stolen);
     }
 }
 
