@@ -81,14 +81,7 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
         );
     }
     println!("{}", results.env.describe());
-    print!("{}", table::cells_table(&results).render_text());
-    if let Some(capacity) = table::capacity_table(&results) {
-        println!();
-        print!("{}", capacity.render_text());
-    }
-    for line in table::legend(&results).into_iter().chain(results.notes().into_iter().map(|n| format!("note: {n}"))) {
-        println!("{line}");
-    }
+    table::print_results(&results);
     if results.cells.iter().all(|c| c.ok_runs == 0) {
         return Err(negative("every run failed; see the error column".to_string()));
     }

@@ -262,7 +262,11 @@ pub struct BaseSide<'a> {
 }
 
 /// Hands a finished cell to the results and every exporter.
-fn finish_cell(outcome: &CellOutcome, results: &mut Results, exporters: &mut [Box<dyn Exporter>]) -> Result<()> {
+pub(crate) fn finish_cell(
+    outcome: &CellOutcome,
+    results: &mut Results,
+    exporters: &mut [Box<dyn Exporter>],
+) -> Result<()> {
     results.cells.push(CellSummary::of(&outcome.key, &outcome.records));
     results.records.extend(outcome.records.iter().cloned());
     for exporter in exporters.iter_mut() {

@@ -24,12 +24,11 @@ use crate::config::{Cell, RunConfig};
 use crate::env::Environment;
 use crate::exit::negative;
 use crate::export::{self, Exporter};
-use crate::matrix::record_from;
+use crate::matrix::{finish_cell, record_from};
 use crate::outcome::{CellOutcome, Results, RunHistograms, Settings};
 use crate::parse::parse_duration;
 use crate::pin::CorePlan;
 use crate::record::{RunRecord, Status};
-use crate::summary::CellSummary;
 use crate::table;
 
 /// Set by SIGINT / SIGTERM while `serve` runs.
@@ -74,20 +73,9 @@ fn report(config: &RunConfig, outcomes: &[CellOutcome]) -> Result<Results> {
     let mut exporters: Vec<Box<dyn Exporter>> = export::open_all(config)?;
     let mut results = Results::new(Environment::capture(), Settings::of(config));
     for outcome in outcomes {
-        results.cells.push(CellSummary::of(&outcome.key, &outcome.records));
-        results.records.extend(outcome.records.iter().cloned());
-        for e in exporters.iter_mut() {
-            e.cell(&results, outcome)?;
-        }
+        finish_cell(outcome, &mut results, &mut exporters)?;
     }
-    print!("{}", table::cells_table(&results).render_text());
-    if let Some(capacity) = table::capacity_table(&results) {
-        println!();
-        print!("{}", capacity.render_text());
-    }
-    for line in table::legend(&results).into_iter().chain(results.notes().into_iter().map(|n| format!("note: {n}"))) {
-        println!("{line}");
-    }
+    table::print_results(&results);
     Ok(results)
 }
 

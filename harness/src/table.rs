@@ -201,6 +201,19 @@ pub fn capacity_table(results: &Results) -> Option<Table> {
     })
 }
 
+/// Prints the cells table, the capacity table (with a rate sweep and an
+/// SLO), the legend and the notes: what `run`, `serve` and `load` show.
+pub fn print_results(results: &Results) {
+    print!("{}", cells_table(results).render_text());
+    if let Some(capacity) = capacity_table(results) {
+        println!();
+        print!("{}", capacity.render_text());
+    }
+    for line in legend(results).into_iter().chain(results.notes().into_iter().map(|n| format!("note: {n}"))) {
+        println!("{line}");
+    }
+}
+
 /// Legend lines printed under the table.
 pub fn legend(results: &Results) -> Vec<String> {
     let mut lines = vec![format!(

@@ -30,39 +30,41 @@ fn extra(extras: &str, key: &str) -> String {
         .to_string()
 }
 
+/// A small A/B run of this binary against itself: 2 cells x 3 runs.
+fn ab_run(dir: &Path, csv: &str, base_csv: &str, extra: &[&str]) -> common::Run {
+    let mut args = vec![
+        "--sched",
+        "steal-half,tokio",
+        "--workers",
+        "1",
+        "--workload",
+        "yield-many",
+        "--param",
+        "tasks=8",
+        "--param",
+        "yields=20",
+        "--duration",
+        "60ms",
+        "--warmup",
+        "10ms",
+        "--runs",
+        "3",
+        "--quiet",
+        "--csv",
+        csv,
+        "--base-bin",
+        PROGRAM,
+        "--base-csv",
+        base_csv,
+    ];
+    args.extend_from_slice(extra);
+    wsbench_in(dir, &args)
+}
+
 #[test]
 fn every_run_is_made_by_both_programs_in_pairs_that_compare_judges_as_pairs() {
     let dir = scratch("ab-pairs");
-    let run = wsbench_in(
-        &dir,
-        &[
-            "--sched",
-            "steal-half,tokio",
-            "--workers",
-            "1",
-            "--workload",
-            "yield-many",
-            "--param",
-            "tasks=8",
-            "--param",
-            "yields=20",
-            "--duration",
-            "60ms",
-            "--warmup",
-            "10ms",
-            "--runs",
-            "3",
-            "--quiet",
-            "--csv",
-            "current.csv",
-            "--base-bin",
-            PROGRAM,
-            "--base-csv",
-            "base.csv",
-            "--base-sha",
-            "abc123",
-        ],
-    );
+    let run = ab_run(&dir, "current.csv", "base.csv", &["--base-sha", "abc123"]);
     run.ok().stdout_has(&["A/B:", "base.csv", "wsbench compare base.csv current.csv"]);
     let (base, current) = (rows(&dir.join("base.csv")), rows(&dir.join("current.csv")));
     assert_eq!(base.len(), 6, "2 cells x 3 runs");
@@ -104,35 +106,7 @@ fn every_run_is_made_by_both_programs_in_pairs_that_compare_judges_as_pairs() {
     assert!(md.contains("paired runs of one A/B invocation") && md.contains("one-sample t-test"), "{md}");
 
     // Two files of different invocations are not pairs.
-    wsbench_in(
-        &dir,
-        &[
-            "--sched",
-            "steal-half,tokio",
-            "--workers",
-            "1",
-            "--workload",
-            "yield-many",
-            "--param",
-            "tasks=8",
-            "--param",
-            "yields=20",
-            "--duration",
-            "60ms",
-            "--warmup",
-            "10ms",
-            "--runs",
-            "3",
-            "--quiet",
-            "--csv",
-            "current2.csv",
-            "--base-bin",
-            PROGRAM,
-            "--base-csv",
-            "base2.csv",
-        ],
-    )
-    .ok();
+    ab_run(&dir, "current2.csv", "base2.csv", &[]).ok();
     wsbench_in(&dir, &["compare", "base.csv", "current2.csv", "--json", "cmp2.json", "--out", "cmp2.md"]);
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("cmp2.json")).unwrap()).unwrap();
