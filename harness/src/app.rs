@@ -82,6 +82,15 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
     }
     println!("{}", results.env.describe());
     table::print_results(&results);
+    if let (Some(ab), Some(base)) = (&config.ab, &base_results) {
+        if base.cells.iter().all(|c| c.ok_runs == 0) {
+            return Err(negative(format!(
+                "every run of the base `{}` failed, so there are no pairs to judge; see the error column of {}",
+                ab.bin.display(),
+                ab.csv.display()
+            )));
+        }
+    }
     if results.cells.iter().all(|c| c.ok_runs == 0) {
         return Err(negative("every run failed; see the error column".to_string()));
     }

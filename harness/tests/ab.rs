@@ -30,8 +30,8 @@ fn extra(extras: &str, key: &str) -> String {
         .to_string()
 }
 
-/// A small A/B run of this binary against itself: 2 cells x 3 runs.
-fn ab_run(dir: &Path, csv: &str, base_csv: &str, extra: &[&str]) -> common::Run {
+/// A small A/B run, 2 cells x 3 runs, with `base_bin` as the base.
+fn ab_run(dir: &Path, base_bin: &str, csv: &str, base_csv: &str, extra: &[&str]) -> common::Run {
     let mut args = vec![
         "--sched",
         "steal-half,tokio",
@@ -53,7 +53,7 @@ fn ab_run(dir: &Path, csv: &str, base_csv: &str, extra: &[&str]) -> common::Run 
         "--csv",
         csv,
         "--base-bin",
-        PROGRAM,
+        base_bin,
         "--base-csv",
         base_csv,
     ];
@@ -64,7 +64,7 @@ fn ab_run(dir: &Path, csv: &str, base_csv: &str, extra: &[&str]) -> common::Run 
 #[test]
 fn every_run_is_made_by_both_programs_in_pairs_that_compare_judges_as_pairs() {
     let dir = scratch("ab-pairs");
-    let run = ab_run(&dir, "current.csv", "base.csv", &["--base-sha", "abc123"]);
+    let run = ab_run(&dir, PROGRAM, "current.csv", "base.csv", &["--base-sha", "abc123"]);
     run.ok().stdout_has(&["A/B:", "base.csv", "wsbench compare base.csv current.csv"]);
     let (base, current) = (rows(&dir.join("base.csv")), rows(&dir.join("current.csv")));
     assert_eq!(base.len(), 6, "2 cells x 3 runs");
@@ -106,7 +106,7 @@ fn every_run_is_made_by_both_programs_in_pairs_that_compare_judges_as_pairs() {
     assert!(md.contains("paired runs of one A/B invocation") && md.contains("one-sample t-test"), "{md}");
 
     // Two files of different invocations are not pairs.
-    ab_run(&dir, "current2.csv", "base2.csv", &[]).ok();
+    ab_run(&dir, PROGRAM, "current2.csv", "base2.csv", &[]).ok();
     wsbench_in(&dir, &["compare", "base.csv", "current2.csv", "--json", "cmp2.json", "--out", "cmp2.md"]);
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("cmp2.json")).unwrap()).unwrap();
@@ -137,4 +137,16 @@ fn a_bad_base_is_refused_naming_it() {
         .stderr_has(&["same.csv"]);
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(left.is_empty(), "files left behind: {left:?}");
+}
+
+#[test]
+fn a_base_whose_every_run_failed_is_not_a_healthy_ab_run() {
+    let dir = scratch("ab-base-fails");
+    // `true` exits 0 without writing a result: every base run fails.
+    let run = ab_run(&dir, "/bin/true", "current.csv", "base.csv", &[]);
+    run.failed().stderr_has(&["every run of the base", "/bin/true", "base.csv"]);
+    let (header, rows) = read_csv(&dir.join("base.csv"));
+    assert!(rows.iter().all(|r| col(&header, r, "status") == "failed"), "{rows:?}");
+    let (header, rows) = read_csv(&dir.join("current.csv"));
+    assert!(rows.iter().all(|r| col(&header, r, "status") == "ok"), "the current side is kept: {rows:?}");
 }
