@@ -215,6 +215,7 @@ mod tests {
             ResultsFile {
                 path: "x.csv".into(),
                 schema_version: 3,
+                timestamp: String::new(),
                 host: String::new(),
                 cpu_model: String::new(),
                 logical_cpus: None,

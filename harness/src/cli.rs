@@ -206,12 +206,12 @@ pub struct RunArgs {
 /// Options of `wsbench merge`.
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// The inputs: `.csv` results of the shards of one matrix; or the `.hlog` logs of several
-    /// load processes of one cell (`load --hdr-dir`), with their `.csv` results when --out is a
-    /// `.csv`.
+    /// The inputs: `.csv` or `.json` results of the shards of one matrix; or the `.hlog` logs of
+    /// several load processes of one cell (`load --hdr-dir`), with their `.csv` or `.json` results
+    /// when --out is a `.csv` or `.json`.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// The merged file to write (must not exist): `.csv` or `.hlog`.
+    /// The merged file to write (must not exist): `.csv`, `.json` or `.hlog`.
     #[arg(long, value_name = "PATH")]
     pub out: PathBuf,
 }

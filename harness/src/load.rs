@@ -18,6 +18,8 @@ pub struct ResultsFile {
     pub path: PathBuf,
     /// Its `schema_version` (the same on every row).
     pub schema_version: u32,
+    /// `timestamp` of the first row (the start of its invocation).
+    pub timestamp: String,
     /// Host of the first row.
     pub host: String,
     /// CPU model of the first row.
@@ -39,7 +41,8 @@ struct Columns {
 /// One row with its file position, for error messages.
 struct Row<'a> {
     path: &'a Path,
-    line: u64,
+    /// Where the row is, for messages: `line N` (CSV), `cells[i].runs[j]` (JSON).
+    at: String,
     record: &'a csv::StringRecord,
     columns: &'a Columns,
 }
@@ -51,7 +54,7 @@ impl Row<'_> {
 
     fn required<T: FromStr>(&self, column: &str) -> Result<T> {
         self.optional(column)?.with_context(|| {
-            format!("`{}` line {}, column `{column}`: empty, a value is required", self.path.display(), self.line)
+            format!("`{}` {}, column `{column}`: empty, a value is required", self.path.display(), self.at)
         })
     }
 
@@ -60,9 +63,9 @@ impl Row<'_> {
             None | Some("") => Ok(None),
             Some(v) => v.parse().map(Some).ok().with_context(|| {
                 format!(
-                    "`{}` line {}, column `{column}`: `{v}` is not a valid {}",
+                    "`{}` {}, column `{column}`: `{v}` is not a valid {}",
                     self.path.display(),
-                    self.line,
+                    self.at,
                     kind_of::<T>()
                 )
             }),
@@ -75,9 +78,9 @@ impl Row<'_> {
         if let Some(v) = value {
             ensure!(
                 v.is_finite() && v >= 0.0,
-                "`{}` line {}, column `{column}`: `{}` is not a measurement (allowed: a finite number, 0 or more)",
+                "`{}` {}, column `{column}`: `{}` is not a measurement (allowed: a finite number, 0 or more)",
                 self.path.display(),
-                self.line,
+                self.at,
                 self.text(column).unwrap_or_default()
             );
         }
@@ -87,7 +90,7 @@ impl Row<'_> {
     /// A required [`Row::measure`].
     fn required_measure(&self, column: &str) -> Result<f64> {
         self.measure(column)?.with_context(|| {
-            format!("`{}` line {}, column `{column}`: empty, a value is required", self.path.display(), self.line)
+            format!("`{}` {}, column `{column}`: empty, a value is required", self.path.display(), self.at)
         })
     }
 
@@ -131,7 +134,7 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
     let status = match row.text("status").unwrap_or("ok") {
         "ok" | "" => Status::Ok,
         "failed" => Status::Failed,
-        other => bail!("`{}` line {}, column `status`: `{other}` is not ok or failed", row.path.display(), row.line),
+        other => bail!("`{}` {}, column `status`: `{other}` is not ok or failed", row.path.display(), row.at),
     };
     let key = CellKey {
         scheduler: row.string("scheduler"),
@@ -141,8 +144,8 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
         params: row.string("params"),
         rate_per_s: row.optional("rate_per_s")?,
     };
-    ensure!(!key.scheduler.is_empty(), "`{}` line {}, column `scheduler`: empty", row.path.display(), row.line);
-    ensure!(!key.workload.is_empty(), "`{}` line {}, column `workload`: empty", row.path.display(), row.line);
+    ensure!(!key.scheduler.is_empty(), "`{}` {}, column `scheduler`: empty", row.path.display(), row.at);
+    ensure!(!key.workload.is_empty(), "`{}` {}, column `workload`: empty", row.path.display(), row.at);
     let mut r = RunRecord::failed(key, row.required("run")?, row.string("error"));
     r.status = status;
     if status == Status::Ok {
@@ -164,7 +167,7 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
     r.resolved_params = row.string("resolved_params");
     let extras = row.string("extras");
     r.extras = parse_extras(&extras).with_context(|| {
-        format!("`{}` line {}, column `extras`: `{extras}` is not name=number;...", row.path.display(), row.line)
+        format!("`{}` {}, column `extras`: `{extras}` is not name=number;...", row.path.display(), row.at)
     })?;
     r.notes = row.string("notes");
     r.cpu = CpuColumns {
@@ -220,7 +223,7 @@ pub fn load(path: &Path) -> Result<ResultsFile> {
             path.display(),
             record.len()
         );
-        let row = Row { path, line, record: &record, columns: &columns };
+        let row = Row { path, at: format!("line {line}"), record: &record, columns: &columns };
         let (version, r) = parse_row(&row)?;
         match schema {
             None => schema = Some(version),
@@ -232,6 +235,7 @@ pub fn load(path: &Path) -> Result<ResultsFile> {
         }
         if first_env.is_none() {
             first_env = Some((
+                row.string("timestamp"),
                 row.string("host"),
                 row.string("cpu_model"),
                 row.optional::<usize>("logical_cpus")?,
@@ -249,7 +253,7 @@ pub fn load(path: &Path) -> Result<ResultsFile> {
         }
         records.push(r);
     }
-    let (Some(schema_version), Some((host, cpu_model, logical_cpus, git_sha))) = (schema, first_env) else {
+    let (Some(schema_version), Some((timestamp, host, cpu_model, logical_cpus, git_sha))) = (schema, first_env) else {
         bail!("`{}` has a header but no rows", path.display());
     };
     // wsbench ends every row with a newline: without one the last row may
@@ -260,5 +264,124 @@ pub fn load(path: &Path) -> Result<ResultsFile> {
         path.display(),
         bytes.iter().filter(|b| **b == b'\n').count() + 1
     );
-    Ok(ResultsFile { path: path.to_path_buf(), schema_version, host, cpu_model, logical_cpus, git_sha, records })
+    Ok(ResultsFile {
+        path: path.to_path_buf(),
+        schema_version,
+        timestamp,
+        host,
+        cpu_model,
+        logical_cpus,
+        git_sha,
+        records,
+    })
+}
+
+/// The parts of a results JSON (`run --json`, `load --json`) that its CSV
+/// rows do not hold, as written.
+#[derive(Debug, Clone)]
+pub struct JsonParts {
+    /// Its `environment` object.
+    pub environment: serde_json::Value,
+    /// Its `settings` object.
+    pub settings: serde_json::Value,
+}
+
+/// Reads and checks a results JSON of this wsbench's schema: every run of
+/// every cell goes through the same checks as a CSV row (each error names
+/// the file and `cells[i].runs[j]` with the field).
+pub fn load_json(path: &Path) -> Result<(ResultsFile, JsonParts)> {
+    use serde_json::Value;
+    let bytes = std::fs::read(path).with_context(|| format!("cannot open `{}`", path.display()))?;
+    let doc: Value =
+        serde_json::from_slice(&bytes).with_context(|| format!("`{}` is not valid JSON", path.display()))?;
+    let field = |name: &str| {
+        doc.get(name).with_context(|| {
+            format!("`{}` has no `{name}`: not a results JSON of `wsbench run --json` or `load --json`", path.display())
+        })
+    };
+    let version = field("schema_version")?;
+    let schema_version = version
+        .as_u64()
+        .and_then(|v| u32::try_from(v).ok())
+        .with_context(|| format!("`{}`: schema_version `{version}` is not a whole number", path.display()))?;
+    ensure!(
+        schema_version == crate::record::SCHEMA_VERSION,
+        "`{}` has schema_version {schema_version}, this wsbench reads results JSON of schema {}; use the wsbench \
+         that wrote it, or its CSV",
+        path.display(),
+        crate::record::SCHEMA_VERSION
+    );
+    let environment = field("environment")?.clone();
+    let settings = field("settings")?.clone();
+    ensure!(environment.is_object(), "`{}`: `environment` is not an object", path.display());
+    ensure!(settings.is_object(), "`{}`: `settings` is not an object", path.display());
+    let cells = field("cells")?.as_array().with_context(|| format!("`{}`: `cells` is not a list", path.display()))?;
+    let header = crate::export::csv::header();
+    let columns = Columns { index: header.iter().enumerate().map(|(i, h)| (h.clone(), i)).collect() };
+    let mut records = Vec::new();
+    let mut seen: HashMap<(CellKey, usize), String> = HashMap::new();
+    for (i, cell) in cells.iter().enumerate() {
+        let runs = cell
+            .get("runs")
+            .and_then(Value::as_array)
+            .with_context(|| format!("`{}` cells[{i}]: no `runs` list", path.display()))?;
+        for (j, run) in runs.iter().enumerate() {
+            let at = format!("cells[{i}].runs[{j}]");
+            ensure!(run.is_object(), "`{}` {at}: not an object", path.display());
+            let fields: Vec<String> =
+                header.iter().map(|column| json_field(column, run, &environment, schema_version)).collect();
+            let record = csv::StringRecord::from(fields);
+            let row = Row { path, at: at.clone(), record: &record, columns: &columns };
+            let (_, r) = parse_row(&row)?;
+            if let Some(earlier) = seen.insert((r.key.clone(), r.run), at.clone()) {
+                bail!("`{}` {at}: duplicate cell {} run {} (first at {earlier})", path.display(), r.key, r.run);
+            }
+            records.push(r);
+        }
+    }
+    ensure!(!records.is_empty(), "`{}` holds no runs", path.display());
+    let env = |k: &str| json_text(environment.get(k));
+    let logical_cpus = environment.get("logical_cpus").and_then(Value::as_u64).map(|v| v as usize);
+    let file = ResultsFile {
+        path: path.to_path_buf(),
+        schema_version,
+        timestamp: env("timestamp"),
+        host: env("host"),
+        cpu_model: env("cpu_model"),
+        logical_cpus,
+        git_sha: env("git_sha"),
+        records,
+    };
+    Ok((file, JsonParts { environment, settings }))
+}
+
+/// The CSV field `column` of a JSON run (see `export::json`: the cell key
+/// and the CPU columns are flattened into the run, the latencies, counters
+/// and extras are objects, the machine columns are the environment's).
+fn json_field(column: &str, run: &serde_json::Value, env: &serde_json::Value, schema_version: u32) -> String {
+    match column {
+        "schema_version" => schema_version.to_string(),
+        "timestamp" | "git_sha" | "host" | "cpu_model" | "logical_cpus" => json_text(env.get(column)),
+        "extras" => run
+            .get("extras")
+            .and_then(serde_json::Value::as_object)
+            .map(|m| {
+                // serde_json writes a non-finite f64 as null.
+                let value = |v: &serde_json::Value| if v.is_null() { "NaN".to_string() } else { json_text(Some(v)) };
+                m.iter().map(|(k, v)| format!("{k}={}", value(v))).collect::<Vec<_>>().join(";")
+            })
+            .unwrap_or_default(),
+        c if LatencyMetric::ALL.iter().any(|m| m.column() == c) => json_text(run.get("latency").and_then(|l| l.get(c))),
+        c if counter_names().contains(&c) => json_text(run.get("counters").and_then(|m| m.get(c))),
+        c => json_text(run.get(c)),
+    }
+}
+
+/// A JSON value as CSV text: null or missing is blank.
+fn json_text(value: Option<&serde_json::Value>) -> String {
+    match value {
+        None | Some(serde_json::Value::Null) => String::new(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
 }

@@ -329,9 +329,11 @@ pub fn run_matrix(
                 }
             }
         }
-        for (current, base_run) in group {
+        for (mut current, base_run) in group {
+            results.settings.stamp(&mut current.outcome.records);
             finish_cell(&current.outcome, results, exporters)?;
-            if let (Some(base_run), Some(base)) = (base_run, base.as_mut()) {
+            if let (Some(mut base_run), Some(base)) = (base_run, base.as_mut()) {
+                base.results.settings.stamp(&mut base_run.outcome.records);
                 finish_cell(&base_run.outcome, base.results, base.exporters)?;
             }
         }

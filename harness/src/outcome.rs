@@ -96,6 +96,61 @@ impl Settings {
     }
 }
 
+/// `extras` keys that record the settings a row was measured with, so that
+/// a CSV alone says them (`merge` checks that shards of one matrix agree):
+/// `--duration` and `--warmup` in seconds, and `--seed` (the seed of run 0;
+/// run i used seed + i). The seed is recorded only when an `f64` holds it
+/// exactly (up to 2^53); a larger one is left out rather than rounded.
+pub const SETTING_DURATION: &str = "setting_duration_s";
+/// See [`SETTING_DURATION`].
+pub const SETTING_WARMUP: &str = "setting_warmup_s";
+/// See [`SETTING_DURATION`].
+pub const SETTING_SEED: &str = "setting_seed";
+
+/// The largest integer every smaller one of which an `f64` holds exactly.
+const F64_EXACT_INTEGERS: u64 = 1 << 53;
+
+impl Settings {
+    /// Records `--duration`, `--warmup` and `--seed` in each row's `extras`
+    /// (replacing earlier values of those keys).
+    pub fn stamp(&self, records: &mut [RunRecord]) {
+        let keys = [SETTING_DURATION, SETTING_WARMUP, SETTING_SEED];
+        for r in records {
+            r.extras.retain(|(k, _)| !keys.contains(&k.as_str()));
+            r.extras.push((SETTING_DURATION.to_string(), self.duration_s));
+            r.extras.push((SETTING_WARMUP.to_string(), self.warmup_s));
+            if self.seed <= F64_EXACT_INTEGERS {
+                r.extras.push((SETTING_SEED.to_string(), self.seed as f64));
+            }
+        }
+    }
+}
+
+/// The settings one row recorded with [`Settings::stamp`]; `None` where it
+/// recorded none (a CSV of an older wsbench, `serve`'s rows, a seed above
+/// 2^53).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RecordedSettings {
+    /// `--duration` in seconds.
+    pub duration_s: Option<f64>,
+    /// `--warmup` in seconds.
+    pub warmup_s: Option<f64>,
+    /// `--seed`.
+    pub seed: Option<u64>,
+}
+
+impl RecordedSettings {
+    /// What `r` recorded.
+    pub fn of(r: &RunRecord) -> RecordedSettings {
+        let get = |key: &str| r.extras.iter().find(|(k, _)| k == key).map(|(_, v)| *v);
+        RecordedSettings {
+            duration_s: get(SETTING_DURATION),
+            warmup_s: get(SETTING_WARMUP),
+            seed: get(SETTING_SEED).filter(|v| v.fract() == 0.0 && *v >= 0.0).map(|v| v as u64),
+        }
+    }
+}
+
 /// Everything measured so far in this invocation.
 #[derive(Debug, Clone)]
 pub struct Results {
@@ -164,5 +219,47 @@ impl Results {
             notes.push(format!("{failed} cell(s) had failed runs; see the error column"));
         }
         notes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(seed: u64) -> Settings {
+        Settings {
+            duration_s: 2.5,
+            warmup_s: 0.5,
+            runs: 3,
+            seed,
+            pin: false,
+            timeout_s: 10.0,
+            baseline_sched: "tokio".into(),
+            slo: None,
+        }
+    }
+
+    #[test]
+    fn a_stamped_row_says_its_settings_and_a_restamp_replaces_them() {
+        let key = CellKey {
+            scheduler: "steal-half".into(),
+            workers: 2,
+            workload: "yield-many".into(),
+            knobs: String::new(),
+            params: String::new(),
+            rate_per_s: None,
+        };
+        let mut rows = vec![RunRecord::failed(key, 0, "x".into())];
+        rows[0].extras.push(("ns_per_task".into(), 7.0));
+        settings(42).stamp(&mut rows);
+        settings(43).stamp(&mut rows);
+        let got = RecordedSettings::of(&rows[0]);
+        assert_eq!(got, RecordedSettings { duration_s: Some(2.5), warmup_s: Some(0.5), seed: Some(43) });
+        assert_eq!(rows[0].extras.len(), 4, "the workload's own extra kept, the settings once: {:?}", rows[0].extras);
+        // 2^53 + 1 is the first integer an f64 cannot hold: left out, not rounded.
+        settings((1 << 53) + 1).stamp(&mut rows);
+        assert_eq!(RecordedSettings::of(&rows[0]).seed, None);
+        settings(1 << 53).stamp(&mut rows);
+        assert_eq!(RecordedSettings::of(&rows[0]).seed, Some(1 << 53));
     }
 }

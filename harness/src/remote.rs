@@ -144,7 +144,9 @@ pub fn load_main(a: &LoadArgs) -> Result<ExitCode> {
     let mut outcomes = Vec::new();
     for mut cell in plan.cells {
         cell.key.scheduler = a.label.clone();
-        outcomes.push(load_cell(&cell, target, &config, a.quiet));
+        let mut outcome = load_cell(&cell, target, &config, a.quiet);
+        Settings::of(&config).stamp(&mut outcome.records);
+        outcomes.push(outcome);
     }
     let results = report(&config, &outcomes)?;
     for o in &outcomes {

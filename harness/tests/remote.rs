@@ -102,6 +102,7 @@ fn two_load_processes_against_one_server_add_up() {
     let load = |seed: &str, csv: &str| {
         let (dir, addr) = (dir.clone(), server.addr.clone());
         let (seed, csv, hdr) = (seed.to_string(), csv.to_string(), format!("h{csv}"));
+        let json = csv.replace(".csv", ".json");
         std::thread::spawn(move || {
             let args = [
                 "load",
@@ -123,6 +124,8 @@ fn two_load_processes_against_one_server_add_up() {
                 &seed,
                 "--csv",
                 &csv,
+                "--json",
+                &json,
                 "--hdr-dir",
                 &hdr,
                 "--quiet",
@@ -196,7 +199,9 @@ fn merge_the_two_load_processes(dir: &Path) {
     // Misfits: a CSV twice (overlap), logs without CSVs in a CSV merge of
     // the wrong count, an existing --out, a foreign kind.
     wsbench_in(dir, &["merge", "a.csv", "a.csv", "--out", "x.csv"]).code(2).stderr_has(&["both hold cell"]);
-    wsbench_in(dir, &["merge", "a.csv", "b.csv", &la, "--out", "x.csv"]).code(2).stderr_has(&["2 CSVs and 1 HDR logs"]);
+    wsbench_in(dir, &["merge", "a.csv", "b.csv", &la, "--out", "x.csv"])
+        .code(2)
+        .stderr_has(&["2 results files and 1 HDR logs"]);
     let before = std::fs::read(dir.join("m.csv")).unwrap();
     wsbench_in(dir, &["merge", "a.csv", "b.csv", "--out", "m.csv"]).code(2).stderr_has(&["m.csv", "exists"]);
     assert_eq!(std::fs::read(dir.join("m.csv")).unwrap(), before, "nothing overwritten");
@@ -205,36 +210,116 @@ fn merge_the_two_load_processes(dir: &Path) {
     // The server's row is another cell (its scheduler), so its log-less
     // CSV is no load process of this cell.
     wsbench_in(dir, &["merge", "a.csv", "serve.csv", &la, &lb, "--out", "y.csv"]).code(2).stderr_has(&["does not fit"]);
+    merge_load_json(dir, &la, &lb, &m);
+}
+
+/// The same load processes merged from their JSON files: the same run as
+/// the CSV merge, each process's environment and settings kept, the seeds
+/// named as differing; one process given twice is told its seed repeats.
+fn merge_load_json(dir: &Path, la: &str, lb: &str, m: &dyn Fn(&str) -> String) {
+    for (csv, seed) in [("a.csv", "1"), ("b.csv", "2")] {
+        let (h, r) = read_csv(&dir.join(csv));
+        let extras = col(&h, &r[0], "extras");
+        for kv in [format!("setting_seed={seed}"), "setting_duration_s=1".into(), "setting_warmup_s=0".into()] {
+            assert!(extras.split(';').any(|e| e == kv), "{csv}: {kv} not in `{extras}`");
+        }
+    }
+    wsbench_in(dir, &["merge", "a.json", "b.json", la, lb, "--out", "m.json"]).ok();
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("m.json")).unwrap()).unwrap();
+    assert_eq!(doc["merged"], "load processes");
+    let parts = doc["merged_from"].as_array().unwrap();
+    assert_eq!(parts.len(), 2);
+    assert_eq!((&parts[0]["settings"]["seed"], &parts[1]["settings"]["seed"]), (&1.into(), &2.into()));
+    assert!(parts.iter().all(|p| p["environment"]["os"].is_string()), "each part's whole environment");
+    assert_eq!(doc["settings"]["seed"], serde_json::Value::Null, "the seeds differ: none is shared");
+    assert_eq!(doc["settings"]["duration_s"], 1.0);
+    let notes = doc["notes"].to_string();
+    assert!(notes.contains("differ between the load processes: seed"), "{notes}");
+    let run = &doc["cells"][0]["runs"][0];
+    assert_eq!((run["ops"].as_u64(), run["sent"].as_u64()), (Some(400), Some(400)));
+    let p99 = run["latency"]["p99_us"].as_f64().unwrap();
+    assert!((p99 - m("p99_us").parse::<f64>().unwrap()).abs() < 0.001, "the same added histogram as m.csv");
+    // A CSV and a JSON of the processes mix.
+    wsbench_in(dir, &["merge", "a.csv", "b.json", la, lb, "--out", "mixed.csv"]).ok();
+    let (h, r) = read_csv(&dir.join("mixed.csv"));
+    assert_eq!((col(&h, &r[0], "ops"), col(&h, &r[0], "p99_us")), ("400", m("p99_us").as_str()));
+    wsbench_in(dir, &["merge", "a.csv", "a.csv", la, la, "--out", "same.csv"]).ok().stdout_has(&["same --seed"]);
+}
+
+/// The shards' JSON files merge into one document of the whole matrix, and
+/// a JSON's rows go into a merged CSV exactly as its own CSV wrote them.
+fn shards_from_json(dir: &Path, header: &[String], rows: &[Vec<String>]) {
+    let merged = wsbench_in(dir, &["merge", "s1.json", "s2.json", "s3.json", "--out", "all.json"]);
+    merged.ok().stdout_has(&["merged 3 shards: 4 cells, 4 rows"]);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("all.json")).unwrap()).unwrap();
+    assert_eq!(doc["merged"], "shards");
+    assert_eq!(doc["merged_from"].as_array().map(Vec::len), Some(3));
+    assert_eq!((doc["settings"]["seed"].as_u64(), doc["settings"]["duration_s"].as_f64()), (Some(42), Some(0.02)));
+    let mut cells: Vec<String> = doc["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| format!("{} x{}", c["runs"][0]["scheduler"].as_str().unwrap(), c["runs"][0]["workers"]))
+        .collect();
+    cells.sort();
+    assert_eq!(cells, ["steal-half x1", "steal-half x2", "tokio x1", "tokio x2"]);
+    // steal-half's ratio to tokio comes from cells of different shards.
+    let ratios = doc["cells"].as_array().unwrap().iter().filter(|c| !c["ratio_to_baseline"]["throughput"].is_null());
+    assert_eq!(ratios.count(), 4, "every cell has a tokio cell of its worker count somewhere in the matrix");
+    wsbench_in(dir, &["merge", "s1.csv", "s2.json", "s3.csv", "--out", "mixed.csv"]).ok();
+    let (mixed_header, mixed) = read_csv(&dir.join("mixed.csv"));
+    assert_eq!(mixed_header, header);
+    let sorted = |rows: &[Vec<String>]| {
+        let extras = header.iter().position(|h| h == "extras").unwrap();
+        let mut out: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| {
+                let mut r = r.clone();
+                let mut kv: Vec<&str> = r[extras].split(';').collect();
+                kv.sort();
+                r[extras] = kv.join(";");
+                r
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    assert_eq!(sorted(&mixed), sorted(rows), "the JSON's rows are its CSV's rows");
+    // A JSON run without a field the CSV requires is refused naming where.
+    let text = std::fs::read_to_string(dir.join("s1.json")).unwrap();
+    let runs = text.find("\"runs\": [").unwrap();
+    let broken = format!("{}{}", &text[..runs], text[runs..].replacen("\"workers\":", "\"workerz\":", 1));
+    assert_ne!(broken, text);
+    std::fs::write(dir.join("broken.json"), broken).unwrap();
+    wsbench_in(dir, &["merge", "broken.json", "s2.json", "--out", "y.json"]).code(2).stderr_has(&[
+        "broken.json",
+        "cells[0].runs[0]",
+        "column `workers`",
+    ]);
+    std::fs::write(dir.join("foreign.json"), "{\"cells\": []}").unwrap();
+    wsbench_in(dir, &["merge", "foreign.json", "s2.json", "--out", "y.json"])
+        .code(2)
+        .stderr_has(&["foreign.json", "schema_version"]);
 }
 
 #[test]
 fn shards_cover_the_matrix_and_misfits_are_refused() {
     let dir = scratch("shards");
-    let base = [
-        "--sched",
-        "steal-half,tokio",
-        "--workers",
-        "1,2",
-        "--workload",
-        "yield-many",
-        "--duration",
-        "20ms",
-        "--warmup",
-        "0s",
-        "--in-process",
-        "--quiet",
-    ];
+    let base =
+        ["--sched", "steal-half,tokio", "--workers", "1,2", "--workload", "yield-many", "--in-process", "--quiet"];
     let shard = |i: &str, csv: &str, extra: &[&str]| {
         let mut args = base.to_vec();
         args.extend(["--shard", i, "--csv", csv]);
-        if !extra.contains(&"--runs") {
-            args.extend(["--runs", "1"]);
+        for (flag, default) in [("--runs", "1"), ("--duration", "20ms"), ("--warmup", "0s")] {
+            if !extra.contains(&flag) {
+                args.extend([flag, default]);
+            }
         }
         args.extend(extra);
         wsbench_in(&dir, &args)
     };
     for (i, csv) in [("1/3", "s1.csv"), ("2/3", "s2.csv"), ("3/3", "s3.csv")] {
-        shard(i, csv, &[]).ok();
+        shard(i, csv, &["--json", &csv.replace(".csv", ".json")]).ok();
     }
     let merged = wsbench_in(&dir, &["merge", "s1.csv", "s2.csv", "s3.csv", "--out", "all.csv"]);
     merged.ok().stdout_has(&["merged 3 shards: 4 cells, 4 rows"]);
@@ -251,7 +336,21 @@ fn shards_cover_the_matrix_and_misfits_are_refused() {
         .stderr_has(&["different settings", "tasks=7"]);
     shard("2/3", "runs.csv", &["--runs", "2"]).ok();
     wsbench_in(&dir, &["merge", "s1.csv", "runs.csv", "--out", "x.csv"]).code(2).stderr_has(&["runs per cell differ"]);
-    assert!(!dir.join("x.csv").exists(), "a refused merge writes nothing");
+    // The settings a CSV records, and the whole settings of a JSON.
+    shard("2/3", "seed.csv", &["--seed", "7"]).ok();
+    wsbench_in(&dir, &["merge", "s1.csv", "seed.csv", "--out", "x.csv"])
+        .code(2)
+        .stderr_has(&["different settings", "--seed 7 vs 42"]);
+    shard("2/3", "warm.csv", &["--warmup", "10ms"]).ok();
+    wsbench_in(&dir, &["merge", "warm.csv", "s1.csv", "--out", "x.csv"])
+        .code(2)
+        .stderr_has(&["different settings", "--warmup 0s vs 0.01s"]);
+    shard("2/3", "base.csv", &["--baseline-sched", "steal-half", "--json", "base.json"]).ok();
+    wsbench_in(&dir, &["merge", "s1.json", "base.json", "--out", "x.json"])
+        .code(2)
+        .stderr_has(&["different settings", "baseline_sched"]);
+    assert!(!dir.join("x.csv").exists() && !dir.join("x.json").exists(), "a refused merge writes nothing");
+    shards_from_json(&dir, &header, &rows);
     // Bad --shard values are refused naming the value.
     for bad in ["5/4", "0/4", "two/4"] {
         let mut args = base.to_vec();

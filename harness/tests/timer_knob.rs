@@ -14,7 +14,7 @@ const WORKERS: [&str; 3] = ["1", "2", "128"];
 fn every_workload_runs_with_per_worker_timers_at_1_2_and_128_workers() {
     let dir = scratch("timer-knob");
     let workloads = wsbench_workloads::workloads()
-        .into_iter()
+        .iter()
         .filter(|w| w.in_default_suite || w.name == "http")
         .map(|w| w.name)
         .collect::<Vec<_>>();

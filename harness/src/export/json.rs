@@ -32,9 +32,8 @@ struct JsonDoc<'a> {
     capacity: Vec<Capacity>,
 }
 
-/// Renders the whole document.
-pub fn render(results: &Results) -> Result<Vec<u8>> {
-    let cells = results
+fn cells(results: &Results) -> Vec<JsonCell<'_>> {
+    results
         .cells
         .iter()
         .map(|c| JsonCell {
@@ -42,18 +41,62 @@ pub fn render(results: &Results) -> Result<Vec<u8>> {
             ratio_to_baseline: ratios_to(&results.cells, c, &results.settings.baseline_sched),
             runs: results.records.iter().filter(|r| r.key == c.key).collect(),
         })
-        .collect();
-    let doc = JsonDoc {
+        .collect()
+}
+
+fn capacity(results: &Results) -> Vec<Capacity> {
+    results.settings.slo.map(|slo| capacities(&results.cells, &slo)).unwrap_or_default()
+}
+
+fn finish<T: Serialize>(doc: &T) -> Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec_pretty(doc).context("cannot encode JSON")?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// Renders the whole document.
+pub fn render(results: &Results) -> Result<Vec<u8>> {
+    finish(&JsonDoc {
         schema_version: SCHEMA_VERSION,
         environment: &results.env,
         settings: &results.settings,
         notes: results.notes(),
-        cells,
-        capacity: results.settings.slo.map(|slo| capacities(&results.cells, &slo)).unwrap_or_default(),
-    };
-    let mut bytes = serde_json::to_vec_pretty(&doc).context("cannot encode JSON")?;
-    bytes.push(b'\n');
-    Ok(bytes)
+        cells: cells(results),
+        capacity: capacity(results),
+    })
+}
+
+#[derive(Serialize)]
+struct MergedDoc<'a> {
+    schema_version: u32,
+    merged: &'a str,
+    merged_from: &'a [serde_json::Value],
+    settings: &'a serde_json::Value,
+    notes: Vec<String>,
+    cells: Vec<JsonCell<'a>>,
+    capacity: Vec<Capacity>,
+}
+
+/// A merged document (`wsbench merge --out X.json`): as [`render`]'s, but
+/// `merged` says what was merged (`shards`, `load processes`),
+/// `merged_from` holds each part's `file`, `environment` and `settings`
+/// instead of one environment, and `settings` the settings the parts
+/// share (null where they differ or a part did not record it).
+pub fn render_merged(
+    results: &Results,
+    merged: &str,
+    parts: &[serde_json::Value],
+    settings: &serde_json::Value,
+) -> Result<Vec<u8>> {
+    finish(&MergedDoc {
+        schema_version: SCHEMA_VERSION,
+        merged,
+        merged_from: parts,
+        settings,
+        notes: results.notes(),
+        cells: cells(results),
+        capacity: capacity(results),
+    })
 }
 
 /// Writes the JSON document.

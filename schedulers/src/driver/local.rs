@@ -41,6 +41,7 @@
 //! 3. The owner drains posted keys before each advance and removes them
 //!    from its wheel; a key whose entry already fired is stale (the wheel's
 //!    generation check) and removes nothing.
+//!
 //! `loom_tests/timer_remote_cancel.rs` checks 1–3.
 //!
 //! # Parking

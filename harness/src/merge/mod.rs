@@ -5,15 +5,21 @@
 //!   machines): their HDR logs (`--hdr-dir`, `.hlog`) hold every latency,
 //!   so each run's histograms are *added* into one distribution (never
 //!   averaged percentiles). `--out X.hlog` writes the added log; `--out
-//!   X.csv` with the processes' CSVs given too writes one row per run:
-//!   latencies from the added histograms, and ops, sent, failed,
-//!   throughput and offered load summed over the processes.
-//! - **Shards** of one matrix (`run --shard I/N`): their CSV rows side by
-//!   side, unchanged. The shards must fit: the same columns and schema
-//!   version, the same code (`git_sha`), the same runs per cell, the same
-//!   parameters per workload, and no cell in two shards.
+//!   X.csv` or `X.json` with the processes' results (CSV or JSON) given too
+//!   writes one row per run: latencies from the added histograms, and ops,
+//!   sent, failed, throughput and offered load summed over the processes.
+//! - **Shards** of one matrix (`run --shard I/N`): their rows side by side,
+//!   unchanged. The shards must fit: the same columns and schema version,
+//!   the same code (`git_sha`), the same runs per cell, the same parameters
+//!   per workload, the same `--duration`, `--warmup` and `--seed` (which
+//!   every row records in `extras`), every setting of the JSON inputs, and
+//!   no cell in two shards.
 //!
+//! A merged JSON has no single environment: `merged_from` keeps each
+//! part's file, environment and settings, `settings` those they share.
 //! Inputs are only read; `--out` must be a new file.
+
+mod input;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -28,11 +34,14 @@ use crate::env::Environment;
 use crate::export::hdr::{self, HdrLog, RUN_TAG, UNCORRECTED_TAG};
 use crate::export::write_atomically;
 use crate::health;
-use crate::load::{load, ResultsFile};
-use crate::outcome::{CellOutcome, Results, RunHistograms, Settings};
-use crate::record::{CellKey, Latencies, RunRecord, Status, US_PER_NS};
+use crate::load::ResultsFile;
+use crate::outcome::{CellOutcome, RecordedSettings, Results, RunHistograms, Settings};
+use crate::record::{CellKey, Latencies, LatencyMetric, RunRecord, Status, US_PER_NS};
+use crate::slo::Slo;
+use crate::summary::CellSummary;
 use crate::table::Table;
 use crate::units::{format_count, format_us};
+use input::{common_settings, Input};
 
 /// `wsbench merge`.
 pub fn main(a: &MergeArgs) -> Result<ExitCode> {
@@ -42,35 +51,50 @@ pub fn main(a: &MergeArgs) -> Result<ExitCode> {
         "--out `{}` exists; merge writes a new file and overwrites nothing (choose another path)",
         a.out.display()
     );
-    let (mut csvs, mut logs) = (Vec::new(), Vec::new());
+    let (mut results, mut logs) = (Vec::new(), Vec::new());
     for f in &a.files {
         match kind(f) {
-            "csv" => csvs.push(f.clone()),
+            "csv" | "json" => results.push(f.clone()),
             "hlog" => logs.push(f.clone()),
             other => bail!(
-                "input `{}`: unknown kind `.{other}`; allowed: .csv (results) and .hlog (HDR logs of `load --hdr-dir`)",
+                "input `{}`: unknown kind `.{other}`; allowed: .csv or .json (results of `run`/`load`) and .hlog (HDR \
+                 logs of `load --hdr-dir`)",
                 f.display()
             ),
         }
     }
-    match kind(&a.out) {
+    let out = match kind(&a.out) {
         "hlog" => {
             ensure!(
-                csvs.is_empty(),
-                "--out `{}` is an HDR log: give only .hlog inputs (`{}` is a CSV; for a merged CSV use --out X.csv)",
+                results.is_empty(),
+                "--out `{}` is an HDR log: give only .hlog inputs (`{}` is a results file; for merged results use \
+                 --out X.csv or X.json)",
                 a.out.display(),
-                csvs[0].display()
+                results[0].display()
             );
-            merge_logs_only(&logs, &a.out)
+            return merge_logs_only(&logs, &a.out);
         }
-        "csv" if logs.is_empty() => merge_shards(&csvs, &a.out),
-        "csv" => merge_load_csvs(&csvs, &logs, &a.out),
+        "csv" => Output::Csv,
+        "json" => Output::Json,
         other => bail!(
-            "--out `{}`: unknown kind `.{other}`; allowed: .csv (shards, or load processes with their logs) or \
-             .hlog (load processes' HDR logs)",
+            "--out `{}`: unknown kind `.{other}`; allowed: .csv or .json (shards, or load processes with their logs) \
+             or .hlog (load processes' HDR logs)",
             a.out.display()
         ),
+    };
+    let inputs: Vec<Input> = results.iter().map(|f| Input::read(f)).collect::<Result<_>>()?;
+    if logs.is_empty() {
+        merge_shards(&inputs, &a.out, out)
+    } else {
+        merge_load(&inputs, &logs, &a.out, out)
     }
+}
+
+/// The kind of merged results to write.
+#[derive(Clone, Copy, PartialEq)]
+enum Output {
+    Csv,
+    Json,
 }
 
 fn kind(path: &Path) -> &str {
@@ -296,15 +320,15 @@ fn sum<T: std::iter::Sum<T>>(rows: &[&RunRecord], f: impl Fn(&RunRecord) -> Opti
     rows.iter().map(|r| f(r)).sum()
 }
 
-/// The CSVs of the load processes (one cell each) and their logs.
-fn merge_load_csvs(csvs: &[PathBuf], logs: &[PathBuf], out: &Path) -> Result<ExitCode> {
+/// The results of the load processes (one cell each) and their logs.
+fn merge_load(inputs: &[Input], logs: &[PathBuf], out: &Path, kind: Output) -> Result<ExitCode> {
     ensure!(
-        csvs.len() == logs.len(),
-        "{} CSVs and {} HDR logs: give each load process's CSV and its log of the same cell",
-        csvs.len(),
+        inputs.len() == logs.len(),
+        "{} results files and {} HDR logs: give each load process's CSV (or JSON) and its log of the same cell",
+        inputs.len(),
         logs.len()
     );
-    let files: Vec<ResultsFile> = csvs.iter().map(|f| load(f)).collect::<Result<_>>()?;
+    let files: Vec<&ResultsFile> = inputs.iter().map(|i| &i.file).collect();
     let mut keys = Vec::new();
     for f in &files {
         let cells: BTreeSet<&CellKey> = f.records.iter().map(|r| &r.key).collect();
@@ -345,10 +369,25 @@ fn merge_load_csvs(csvs: &[PathBuf], logs: &[PathBuf], out: &Path) -> Result<Exi
         }
         records.push(merged_record(&key, run, &rows, runs.iter().find(|r| r.run == run))?);
     }
-    write_rows(out, &files, &records)?;
+    let seeds: BTreeSet<u64> = inputs.iter().filter_map(|i| i.recorded.seed).collect();
+    let mut notes = Vec::new();
+    if seeds.len() < inputs.iter().filter(|i| i.recorded.seed.is_some()).count() {
+        notes.push(
+            "two or more load processes ran with the same --seed: their arrival schedules were the same, so their \
+             bursts coincided (give each process its own --seed)"
+                .to_string(),
+        );
+    }
+    match kind {
+        Output::Csv => write_rows(out, &files, &records)?,
+        Output::Json => write_json(out, inputs, "load processes", &records, notes.clone())?,
+    }
     print!("{}", runs_table(&runs).render_text());
     println!("merged {} load processes of {key} into {}", files.len(), out.display());
     println!("{ADDED}");
+    for note in notes {
+        println!("note: {note}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -417,7 +456,7 @@ fn merged_record(
 }
 
 /// Shards and load processes of one result run the same code.
-fn check_same_code(files: &[ResultsFile]) -> Result<()> {
+fn check_same_code(files: &[&ResultsFile]) -> Result<()> {
     let first = &files[0];
     for f in &files[1..] {
         ensure!(
@@ -443,7 +482,7 @@ fn check_same_code(files: &[ResultsFile]) -> Result<()> {
 /// Writes merged load rows. The row's machine columns name the load
 /// processes' hosts (joined with `+`); the CPU columns stay blank (each
 /// process measured its own client, not the server).
-fn write_rows(out: &Path, files: &[ResultsFile], records: &[RunRecord]) -> Result<()> {
+fn write_rows(out: &Path, files: &[&ResultsFile], records: &[RunRecord]) -> Result<()> {
     let mut env = Environment::capture();
     let hosts: BTreeSet<&str> = files.iter().map(|f| f.host.as_str()).collect();
     let models: BTreeSet<&str> = files.iter().map(|f| f.cpu_model.as_str()).collect();
@@ -463,14 +502,52 @@ fn write_rows(out: &Path, files: &[ResultsFile], records: &[RunRecord]) -> Resul
 
 /// Puts the rows of the shards of one matrix side by side (see the module
 /// doc for what must fit).
-fn merge_shards(files: &[PathBuf], out: &Path) -> Result<ExitCode> {
-    let parsed: Vec<ResultsFile> = files.iter().map(|f| load(f)).collect::<Result<_>>()?;
-    check_same_code(&parsed)?;
-    let mut owner: BTreeMap<CellKey, &Path> = BTreeMap::new();
-    // One matrix gives every cell of a workload the same --param values.
+fn merge_shards(inputs: &[Input], out: &Path, kind: Output) -> Result<ExitCode> {
+    let files: Vec<&ResultsFile> = inputs.iter().map(|i| &i.file).collect();
+    check_same_code(&files)?;
+    let cells = check_disjoint(&files)?;
+    let runs: Vec<(&Path, usize)> = inputs.iter().map(|i| (i.file.path.as_path(), i.runs_per_cell())).collect();
+    if runs.iter().any(|(_, n)| *n != runs[0].1) {
+        let detail: Vec<String> = runs.iter().map(|(p, n)| format!("`{}` {n}", p.display())).collect();
+        bail!(
+            "the shards do not fit: runs per cell differ ({}); shards of one matrix use the same --runs",
+            detail.join(", ")
+        );
+    }
+    let mut notes: Vec<String> = check_shard_settings(inputs)?.into_iter().collect();
+    let models: BTreeSet<&str> = files.iter().map(|f| f.cpu_model.as_str()).collect();
+    let hosts: BTreeSet<&str> = files.iter().map(|f| f.host.as_str()).collect();
+    if models.len() > 1 {
+        let list: Vec<&str> = models.into_iter().collect();
+        notes.push(format!(
+            "the shards ran on different CPU models ({}); compare cells across them with care",
+            list.join(", ")
+        ));
+    } else if hosts.len() > 1 {
+        notes.push(format!("the shards ran on {} hosts of one CPU model", hosts.len()));
+    }
+    let rows = match kind {
+        Output::Csv => write_shard_csv(inputs, out)?,
+        Output::Json => {
+            let records: Vec<RunRecord> = files.iter().flat_map(|f| f.records.iter().cloned()).collect();
+            write_json(out, inputs, "shards", &records, notes.clone())?;
+            records.len()
+        }
+    };
+    println!("merged {} shards: {cells} cells, {rows} rows into {}", inputs.len(), out.display());
+    for note in notes {
+        println!("note: {note}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Shards of one matrix give every cell of a workload the same `--param`
+/// values and hold no cell twice. Returns the number of cells.
+fn check_disjoint(files: &[&ResultsFile]) -> Result<usize> {
+    let mut owner: BTreeMap<&CellKey, &Path> = BTreeMap::new();
     let mut params: BTreeMap<&str, (&str, &Path)> = BTreeMap::new();
-    let mut runs_per_file = Vec::new();
-    for f in &parsed {
+    for f in files {
+        let mut mine: BTreeSet<&CellKey> = BTreeSet::new();
         for r in &f.records {
             let (p, first) = *params.entry(&r.key.workload).or_insert((&r.key.params, &f.path));
             ensure!(
@@ -482,13 +559,10 @@ fn merge_shards(files: &[PathBuf], out: &Path) -> Result<ExitCode> {
                 r.key.workload,
                 r.key.params
             );
+            mine.insert(&r.key);
         }
-        let mut runs: BTreeMap<&CellKey, BTreeSet<usize>> = BTreeMap::new();
-        for r in &f.records {
-            runs.entry(&r.key).or_default().insert(r.run);
-        }
-        for key in runs.keys() {
-            if let Some(p) = owner.get(*key) {
+        for key in mine {
+            if let Some(p) = owner.get(key) {
                 bail!(
                     "`{}` does not fit `{}`: both hold cell {key}; shards of one matrix are disjoint (to combine load \
                      processes that loaded one server, give their HDR logs too: their histograms add up)",
@@ -496,54 +570,173 @@ fn merge_shards(files: &[PathBuf], out: &Path) -> Result<ExitCode> {
                     p.display()
                 );
             }
-            owner.insert((*key).clone(), &f.path);
+            owner.insert(key, &f.path);
         }
-        // The cell with the most runs shows --runs (a hung run skips the rest of its cell).
-        runs_per_file.push((f.path.as_path(), runs.values().map(BTreeSet::len).max().unwrap_or(0)));
     }
-    if runs_per_file.iter().any(|(_, n)| *n != runs_per_file[0].1) {
-        let detail: Vec<String> = runs_per_file.iter().map(|(p, n)| format!("`{}` {n}", p.display())).collect();
-        bail!(
-            "the shards do not fit: runs per cell differ ({}); shards of one matrix use the same --runs",
-            detail.join(", ")
-        );
-    }
-    let mut header: Option<csv::StringRecord> = None;
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut rows = 0;
-    for f in files {
-        let mut reader = csv::Reader::from_path(f).with_context(|| format!("cannot open `{}`", f.display()))?;
-        let h = reader.headers().with_context(|| format!("`{}`: no header", f.display()))?.clone();
-        match &header {
-            Some(first) => ensure!(
-                *first == h,
-                "`{}` does not fit `{}`: different columns (schema)",
-                f.display(),
-                files[0].display()
-            ),
-            None => {
-                w.write_record(&h)?;
-                header = Some(h);
+    Ok(owner.len())
+}
+
+/// Shards of one matrix ran with one command line: the `--duration`,
+/// `--warmup` and `--seed` the inputs recorded must agree, and so must
+/// every setting of the JSON inputs. Returns a note naming the inputs that
+/// recorded none of the three (CSVs of an older wsbench).
+fn check_shard_settings(inputs: &[Input]) -> Result<Option<String>> {
+    type Get = fn(&Input) -> Option<String>;
+    let recorded: [(&str, Get); 3] = [
+        ("--duration", |i| i.recorded.duration_s.map(|v| format!("{v}s"))),
+        ("--warmup", |i| i.recorded.warmup_s.map(|v| format!("{v}s"))),
+        ("--seed", |i| i.recorded.seed.map(|v| v.to_string())),
+    ];
+    for (flag, get) in recorded {
+        let mut first: Option<(String, &Path)> = None;
+        for i in inputs {
+            let Some(value) = get(i) else { continue };
+            match &first {
+                Some((seen, path)) if *seen != value => bail!(
+                    "`{}` does not fit `{}`: different settings: {flag} {value} vs {seen} (shards of one matrix are \
+                     run with the same options)",
+                    i.file.path.display(),
+                    path.display()
+                ),
+                Some(_) => {}
+                None => first = Some((value, &i.file.path)),
             }
         }
-        for rec in reader.records() {
-            w.write_record(&rec.with_context(|| format!("`{}`: unreadable row", f.display()))?)?;
-            rows += 1;
+    }
+    let jsons: Vec<(&Input, &serde_json::Value)> =
+        inputs.iter().filter_map(|i| i.json.as_ref().map(|j| (i, &j.settings))).collect();
+    if let Some(((first, a), rest)) = jsons.split_first().map(|(f, r)| (*f, r)) {
+        for (other, b) in rest {
+            let keys: BTreeSet<&String> = [a, *b].iter().filter_map(|s| s.as_object()).flat_map(|m| m.keys()).collect();
+            if let Some(key) = keys.into_iter().find(|k| a.get(k.as_str()) != b.get(k.as_str())) {
+                let show =
+                    |s: &serde_json::Value| s.get(key.as_str()).map(|v| v.to_string()).unwrap_or("nothing".into());
+                bail!(
+                    "`{}` does not fit `{}`: different settings: {key} {} vs {} (shards of one matrix are run with \
+                     the same options)",
+                    other.file.path.display(),
+                    first.file.path.display(),
+                    show(b),
+                    show(a)
+                );
+            }
+        }
+    }
+    let blind: Vec<String> = inputs
+        .iter()
+        .filter(|i| i.recorded == RecordedSettings { duration_s: None, warmup_s: None, seed: None })
+        .map(|i| format!("`{}`", i.file.path.display()))
+        .collect();
+    Ok((!blind.is_empty()).then(|| {
+        format!(
+            "{} recorded no --duration, --warmup or --seed (a CSV of an older wsbench): those settings were not \
+             checked; give every shard the same command line",
+            blind.join(", ")
+        )
+    }))
+}
+
+/// The shards' rows side by side: a CSV's rows unchanged, a JSON's rows as
+/// its `run --csv` would have written them. Returns the number of rows.
+fn write_shard_csv(inputs: &[Input], out: &Path) -> Result<usize> {
+    let first_csv = inputs.iter().find(|i| i.json.is_none());
+    let header = match first_csv {
+        Some(i) => csv_header(&i.file.path)?,
+        None => csv::StringRecord::from(crate::export::csv::header()),
+    };
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&header)?;
+    let mut rows = 0;
+    let mut capture: Option<Environment> = None;
+    for input in inputs {
+        let path = &input.file.path;
+        match &input.json {
+            None => {
+                let mut reader =
+                    csv::Reader::from_path(path).with_context(|| format!("cannot open `{}`", path.display()))?;
+                let h = reader.headers().with_context(|| format!("`{}`: no header", path.display()))?.clone();
+                ensure!(h == header, "`{}` does not fit the other shards: different columns (schema)", path.display());
+                for rec in reader.records() {
+                    w.write_record(&rec.with_context(|| format!("`{}`: unreadable row", path.display()))?)?;
+                    rows += 1;
+                }
+            }
+            Some(parts) => {
+                ensure!(
+                    header == crate::export::csv::header(),
+                    "`{}` does not fit the other shards: its rows have this wsbench's columns, the CSVs' differ",
+                    path.display()
+                );
+                let env = machine_of(capture.get_or_insert_with(Environment::capture), &parts.environment);
+                for r in &input.file.records {
+                    w.write_record(crate::export::csv::row(&env, r))?;
+                    rows += 1;
+                }
+            }
         }
     }
     let bytes = w.into_inner().map_err(|e| anyhow!("cannot encode the merged CSV: {e}"))?;
     write_atomically(out, &bytes)?;
-    println!("merged {} shards: {} cells, {rows} rows into {}", files.len(), owner.len(), out.display());
-    let hosts: BTreeSet<&str> = parsed.iter().map(|f| f.host.as_str()).collect();
-    let models: BTreeSet<&str> = parsed.iter().map(|f| f.cpu_model.as_str()).collect();
-    if models.len() > 1 {
-        let list: Vec<&str> = models.into_iter().collect();
-        println!(
-            "note: the shards ran on different CPU models ({}); compare cells across them with care",
-            list.join(", ")
-        );
-    } else if hosts.len() > 1 {
-        println!("note: the shards ran on {} hosts of one CPU model", hosts.len());
+    Ok(rows)
+}
+
+fn csv_header(path: &Path) -> Result<csv::StringRecord> {
+    let mut reader = csv::Reader::from_path(path).with_context(|| format!("cannot open `{}`", path.display()))?;
+    Ok(reader.headers().with_context(|| format!("`{}`: no header", path.display()))?.clone())
+}
+
+/// `base` with the machine columns a CSV row holds (timestamp, host, CPU
+/// model, logical CPUs, git sha) taken from a JSON's `environment`.
+fn machine_of(base: &Environment, env: &serde_json::Value) -> Environment {
+    let text = |k: &str| env.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_string();
+    Environment {
+        timestamp: text("timestamp"),
+        host: text("host"),
+        cpu_model: text("cpu_model"),
+        logical_cpus: env.get("logical_cpus").and_then(|v| v.as_u64()).map(|v| v as usize),
+        git_sha: text("git_sha"),
+        ..base.clone()
     }
-    Ok(ExitCode::SUCCESS)
+}
+
+/// A merged JSON: the parts' files, environments and settings in
+/// `merged_from`, the settings they share, and the cells summarised again
+/// from the merged rows.
+fn write_json(out: &Path, inputs: &[Input], what: &str, records: &[RunRecord], mut notes: Vec<String>) -> Result<()> {
+    let (settings, differ) = common_settings(inputs);
+    if !differ.is_empty() {
+        notes.push(format!(
+            "settings that differ between the {what}: {} (each part's own are in merged_from)",
+            differ.join(", ")
+        ));
+    }
+    let parts: Vec<serde_json::Value> = inputs.iter().map(Input::part).collect();
+    let mut results = Results::new(Environment::capture(), summary_settings(&settings));
+    let mut order: Vec<&CellKey> = Vec::new();
+    for r in records {
+        if !order.contains(&&r.key) {
+            order.push(&r.key);
+        }
+    }
+    for key in order {
+        let rows: Vec<RunRecord> = records.iter().filter(|r| r.key == *key).cloned().collect();
+        results.cells.push(CellSummary::of(key, &rows));
+    }
+    results.records = records.to_vec();
+    for note in notes {
+        results.add_note(note);
+    }
+    write_atomically(out, &crate::export::json::render_merged(&results, what, &parts, &settings)?)
+}
+
+/// What the summaries of a merged JSON need from the shared settings: the
+/// ratio column's reference and the SLO (the rest is written as shared).
+fn summary_settings(shared: &serde_json::Value) -> Settings {
+    let slo = shared.get("slo").and_then(|s| {
+        let metric =
+            LatencyMetric::ALL.into_iter().find(|m| serde_json::to_value(m).ok().as_ref() == s.get("metric"))?;
+        Some(Slo { metric, threshold_us: s.get("threshold_us")?.as_f64()? })
+    });
+    let baseline = shared.get("baseline_sched").and_then(|b| b.as_str()).unwrap_or_default();
+    Settings { baseline_sched: baseline.to_string(), slo, ..unknown_settings() }
 }
