@@ -114,6 +114,8 @@ pub fn serve_main(a: &ServeArgs) -> Result<ExitCode> {
     let out = wsbench_workloads::remote::serve(&cell.runtime, &cell.spec, listen, until)
         .with_context(|| format!("serving {} on {listen}", cell.key))?;
     let record = record_from(&cell.key, 0, &out, &no_cores(), false);
+    // The listen backlog and the machine's listen-queue overflows among them.
+    println!("{}: {}", cell.key, record.notes);
     let outcome = CellOutcome { key: cell.key.clone(), records: vec![record], histograms: Vec::new() };
     report(&config, &[outcome])?;
     Ok(ExitCode::SUCCESS)

@@ -25,6 +25,7 @@ use crate::record::Collector;
 use crate::rt::ours::Ours;
 use crate::rt::smol_rt::Smol;
 use crate::rt::tokio_rt::{TokioCurrent, TokioMulti};
+use crate::rt::listen::{listen_overflows, listen_report};
 use crate::rt::{counters_delta, no_counters, Rt, Spawner};
 use crate::runner::which;
 use crate::sched::Which;
@@ -114,6 +115,7 @@ fn serve_on<R: Rt>(
         }
     };
     let counters_start = sp.window_start();
+    let overflows_start = listen_overflows();
     meter.start();
     let start = Instant::now();
     (until.on_bound)(addr);
@@ -125,6 +127,7 @@ fn serve_on<R: Rt>(
     let counters = counters_delta(&counters_start, &sp.counters());
     runtime.shutdown(SHUTDOWN_GRACE);
     let h = collector.merged();
+    let (listen_note, extras) = listen_report(overflows_start);
     Ok(RunOutput {
         ops: h.completed,
         failed: Some(h.failed),
@@ -137,9 +140,12 @@ fn serve_on<R: Rt>(
         service_ns: Some(h.service),
         counters,
         schedule_slipped: false,
-        notes: vec![format!("server side only (wsbench serve on {addr}): latency is measured by the load processes")],
+        notes: vec![
+            format!("server side only (wsbench serve on {addr}): latency is measured by the load processes"),
+            listen_note,
+        ],
         params: plan.params.clone(),
-        extras: Vec::new(),
+        extras,
         cpu,
     })
 }

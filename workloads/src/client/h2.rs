@@ -221,7 +221,8 @@ async fn connect_all(spec: &ClientSpec, target: &H2Target, shared: &Rc<Shared>) 
                     let not_h2 = |e: String| {
                         format!("no HTTP/2 answer from {addr} to the hello ({e}): not serving proto=h2, or the connection failed")
                     };
-                    let mut send = conn.send.clone().ready().await.map_err(|e| not_h2(e.to_string()))?;
+                    let ready = conn.send.clone().ready().await;
+                    let mut send = ready.map_err(|e| not_h2(format!("{e}{}", reset_hint(&e))))?;
                     exchange(&mut send, hello, &expected).await.map_err(not_h2)?;
                     conn.up.set(true);
                     Ok::<_, String>(conn)
@@ -267,10 +268,20 @@ async fn open(addr: std::net::SocketAddr, shared: &Rc<Shared>) -> Result<H2Conn,
     Ok(H2Conn { send, dead, up, streams: Rc::new(Cell::new(0)) })
 }
 
+/// What else a reset connection may mean: a server whose listen queue
+/// overflowed resets SYN-cookie connections (see `rt::listen`).
+fn reset_hint(e: &h2::Error) -> &'static str {
+    if e.get_io().is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionReset) {
+        "; a server whose listen queue overflows resets connections too: see its `listen_overflows`"
+    } else {
+        ""
+    }
+}
+
 /// Sends `req` on `send` and checks the answer against `expected`.
 async fn exchange(send: &mut SendRequest<Bytes>, req: HttpRequest<()>, expected: &[u8]) -> Result<(), String> {
     let (response, _) = send.send_request(req, true).map_err(|e| format!("sending: {e}"))?;
-    let response = response.await.map_err(|e| format!("response: {e}"))?;
+    let response = response.await.map_err(|e| format!("response: {e}{}", reset_hint(&e)))?;
     if response.status() != StatusCode::OK {
         return Err(format!("status {}", response.status().as_u16()));
     }

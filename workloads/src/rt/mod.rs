@@ -19,6 +19,7 @@
 //! reference.
 
 pub(crate) mod hyper_io;
+pub(crate) mod listen;
 pub(crate) mod ours;
 mod pin;
 pub(crate) mod smol_rt;
@@ -104,7 +105,8 @@ pub trait Spawner: Clone + Send + Sync + 'static {
     where
         F: Future + Send;
 
-    /// Binds a listener on the runtime's own reactor.
+    /// Binds a listener on the runtime's own reactor, with the backlog
+    /// every runtime gets ([`listen::bind_listener`]).
     fn listen(&self, addr: SocketAddr) -> impl Future<Output = io::Result<Self::Listener>> + Send;
 
     /// How many listeners (and accept loops) a server runs: one per core on
@@ -124,7 +126,8 @@ pub trait Spawner: Clone + Send + Sync + 'static {
         self.spawn(f)
     }
 
-    /// Binds one listener of a group that shares a port (`SO_REUSEPORT`),
+    /// Binds one listener of a group that shares a port (`SO_REUSEPORT`, the
+    /// same backlog),
     /// on the reactor of the calling task's shard; elsewhere the same as
     /// [`Spawner::listen`].
     fn listen_shard(&self, addr: SocketAddr) -> impl Future<Output = io::Result<Self::Listener>> + Send {

@@ -16,6 +16,7 @@ use wsbench_schedulers::topology::{CpuTopology, WorkerTopology};
 use wsbench_schedulers::{Builder, Handle, JoinHandle, Runtime, SchedulerKind};
 
 use super::hyper_io::{OursExec, OursIo, OursTimer};
+use super::listen::bind_listener;
 use super::{pin_current, Counters, Rt, Spawner, TaskFailed};
 use crate::api::RuntimeSpec;
 use crate::http::{serve_connection, HttpService};
@@ -142,8 +143,8 @@ impl Spawner for OursSpawner {
         wsbench_schedulers::time::timeout(d, f).await.ok()
     }
 
-    fn listen(&self, addr: SocketAddr) -> impl Future<Output = io::Result<Self::Listener>> + Send {
-        TcpListener::bind(addr)
+    async fn listen(&self, addr: SocketAddr) -> io::Result<Self::Listener> {
+        TcpListener::from_std(bind_listener(addr, false)?)
     }
 
     fn listener_shards(&self) -> usize {
@@ -162,8 +163,8 @@ impl Spawner for OursSpawner {
         OursJoin(self.handle.spawn_on(shard, f))
     }
 
-    fn listen_shard(&self, addr: SocketAddr) -> impl Future<Output = io::Result<Self::Listener>> + Send {
-        TcpListener::bind_reuse_port(addr)
+    async fn listen_shard(&self, addr: SocketAddr) -> io::Result<Self::Listener> {
+        TcpListener::from_std(bind_listener(addr, true)?)
     }
 
     fn local_addr(&self, listener: &Self::Listener) -> io::Result<SocketAddr> {

@@ -24,6 +24,7 @@ use futures_lite::{AsyncReadExt, AsyncWriteExt, FutureExt};
 use tokio::sync::oneshot;
 
 use super::hyper_io::{SmolExec, SmolIo, SmolTimerGlue};
+use super::listen::bind_listener;
 use super::{no_counters, pin_current, Counters, Rt, Spawner, TaskFailed};
 use crate::api::RuntimeSpec;
 use crate::http::{serve_connection, HttpService};
@@ -183,7 +184,7 @@ impl Spawner for SmolSpawner {
     }
 
     async fn listen(&self, addr: SocketAddr) -> io::Result<Self::Listener> {
-        Async::<TcpListener>::bind(addr)
+        Async::new(bind_listener(addr, false)?)
     }
 
     fn local_addr(&self, listener: &Self::Listener) -> io::Result<SocketAddr> {

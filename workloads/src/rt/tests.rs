@@ -82,6 +82,34 @@ fn tcp_echo<R: Rt>(rt: R) {
     rt.shutdown(Duration::from_secs(1));
 }
 
+/// Every runtime's listeners (a lone one and one of a port-sharing group)
+/// get the same backlog: the asked one capped at `net.core.somaxconn`, as
+/// the kernel reports it (`ss -ltn`), not the 128 of std, mio, tokio and
+/// async-io, which a connect storm overflowed (see `rt::listen`).
+fn listen_backlog<R: Rt>(rt: R) {
+    let Some(want) = super::listen::effective_backlog() else {
+        eprintln!("no net.core.somaxconn here: the backlog is not checked");
+        return;
+    };
+    let sp = rt.spawner();
+    let ports = rt.block_on(async move {
+        let any = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+        let lone = sp.listen(any).await.expect("bind");
+        let shard = sp.listen_shard(any).await.expect("bind a shard");
+        let ports = [&lone, &shard].map(|l| sp.local_addr(l).expect("local_addr").port());
+        // Asked while both listen.
+        ports.map(|p| (p, super::listen::ss_backlog(p)))
+    });
+    for (port, got) in ports {
+        let Some(got) = got else {
+            eprintln!("no `ss` here: the backlog is not checked");
+            return;
+        };
+        assert_eq!(got, vec![want.to_string()], "listener on port {port}");
+    }
+    rt.shutdown(Duration::from_secs(1));
+}
+
 fn counters_have_every_name<R: Rt>(rt: R, expect_some: &[&str]) {
     let sp = rt.spawner();
     let c = sp.counters();
@@ -138,6 +166,7 @@ macro_rules! per_runtime {
 per_runtime!(spawn_join_and_panic);
 per_runtime!(timers_and_yield);
 per_runtime!(tcp_echo);
+per_runtime!(listen_backlog);
 
 /// tokio's stable metrics; built with `--cfg tokio_unstable` (CI builds
 /// that too) it also reports polls, steals, stolen tasks and overflows.

@@ -22,6 +22,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
 
+use super::listen::bind_listener;
 use super::{counter_names, pin_current, Counters, Rt, Spawner, TaskFailed};
 use crate::api::RuntimeSpec;
 use crate::http::{serve_connection, HttpService};
@@ -232,8 +233,8 @@ impl Spawner for TokioSpawner {
         tokio::time::timeout(d, f).await.ok()
     }
 
-    fn listen(&self, addr: SocketAddr) -> impl Future<Output = io::Result<Self::Listener>> + Send {
-        tokio::net::TcpListener::bind(addr)
+    async fn listen(&self, addr: SocketAddr) -> io::Result<Self::Listener> {
+        tokio::net::TcpListener::from_std(bind_listener(addr, false)?)
     }
 
     fn local_addr(&self, listener: &Self::Listener) -> io::Result<SocketAddr> {
