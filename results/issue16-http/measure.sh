@@ -1,8 +1,8 @@
 #!/bin/bash
-# Issue 16 item 3 measurements; run from /tmp/i16m with W=path to wsbench.
+# Issue 16 item 3 measurements; run in D (default /tmp/i16m) with W=path to wsbench.
 set -u
 W=${W:-/tmp/i16m/wsbench}
-cd /tmp/i16m
+cd ${D:-/tmp/i16m}
 log() { echo "=== $* ==="; echo "uptime: $(uptime)"; }
 m1() {
   for p in h1 h2; do
@@ -19,6 +19,7 @@ m2() {
   echo "uptime after: $(uptime)"
 }
 serve_bg() { # args: extra serve args; sets ADDR, SPID
+  local i
   $W serve --listen 127.0.0.1:0 --sched steal-half --workers 2 --workload http --duration 600s "$@" > serve.out 2>&1 &
   SPID=$!
   for i in $(seq 50); do ADDR=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' serve.out); [ -n "$ADDR" ] && break; sleep 0.1; done
@@ -58,6 +59,23 @@ m4() {
     echo "load exit $?"
     kill -TERM $SPID; wait $SPID; tail -4 serve.out
     echo "uptime after: $(uptime)"
+  done
+}
+m5() { # m4 after the listen-backlog fix: 3 runs per protocol, with the kernel's counters
+  ulimit -n
+  for run in 1 2 3; do
+    for p in h2 h1; do
+      serve_bg --param proto=$p
+      log "M5 $p run $run: 10000 connections, 10 client threads, serve at $ADDR"
+      nstat -n
+      $W load --target $ADDR --workload http --param proto=$p --param connections=10000 --param client-threads=10 \
+        --rate 5k --duration 3s --warmup 1s --csv m5-$p-$run.csv --quiet | grep "run 0"
+      echo "load exit ${PIPESTATUS[0]}"
+      python3 -c "import csv,sys; r=list(csv.DictReader(open(sys.argv[1])))[0]; print(r['extras'].split(';')[:2], 'sent', r['sent'], 'ops', r['ops'], 'failed', r['failed'], 'throughput', r['throughput_per_s'], 'p99_us', r['p99_us'])" m5-$p-$run.csv
+      nstat | grep -E "ListenOverflows|Syncookies|TcpOutRsts|EstabResets" || echo "(no listen overflows, SYN cookies or resets)"
+      kill -TERM $SPID; wait $SPID; grep "listen backlog" serve.out
+      echo "uptime after: $(uptime)"
+    done
   done
 }
 "$@"
