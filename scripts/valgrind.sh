@@ -2,7 +2,8 @@
 # The stress suite's short form (schedulers/tests/stress.rs) and the
 # single-threaded hot paths under dynamic checkers:
 #
-# 1. memcheck (the gate): invalid reads/writes, use of uninitialised
+# 1. memcheck (the gate), also over one `wsbench run --in-process` of
+#    `timeouts` and `tcp-rpc`: invalid reads/writes, use of uninitialised
 #    values, bad frees, and definite leaks are errors; any error fails the
 #    script (exit 1). "Possibly lost" blocks are std's and the test
 #    harness's thread-locals at exit and are not errors.
@@ -84,6 +85,19 @@ run_memcheck() {
             echo "  hotpaths $case: $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$logs/memcheck-$case.log")"
         fi
     done
+    # The wsbench binary itself: one in-process run of an open-loop timer
+    # workload and one over loopback TCP (the CPU meter, per-worker timer
+    # wheels, the load generator, the exporters).
+    local bin
+    bin=$(built '/wsbench$' build --manifest-path "$root/Cargo.toml" --release -p wsbench --bin wsbench)
+    if ! "${mc[@]}" "$bin" --sched steal-half --workers 2 --workload timeouts,tcp-rpc --knob timer=per-worker --runs 1 \
+        --duration 300ms --warmup 100ms --rate 200 --in-process --quiet >"$logs/memcheck-wsbench.log" 2>&1; then
+        failed=1
+        echo "  wsbench run: FAILED"
+        cat "$logs/memcheck-wsbench.log"
+    else
+        echo "  wsbench run (timeouts, tcp-rpc): $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$logs/memcheck-wsbench.log")"
+    fi
     if [ $failed -ne 0 ]; then
         echo "memcheck: FAILED; the stress run's log:" >&2
         grep -v '^--' "$logs/memcheck.log" | tail -n 200 >&2

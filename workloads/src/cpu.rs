@@ -35,9 +35,13 @@ use crate::api::CpuUsage;
 /// A thread id.
 type Tid = u32;
 
-fn process_cpu_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
-    u64::try_from(t.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(t.tv_nsec).unwrap_or(0)
+/// The process CPU clock (`CLOCK_PROCESS_CPUTIME_ID`) in nanoseconds.
+/// Through libc (nix), not rustix: rustix reads the vDSO itself, which
+/// valgrind does not map, so the whole binary crashed under callgrind and
+/// memcheck (rustix issue 1559).
+fn process_cpu_ns() -> Option<u64> {
+    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_PROCESS_CPUTIME_ID).ok()?;
+    Some(u64::try_from(t.tv_sec()).ok()? * 1_000_000_000 + u64::try_from(t.tv_nsec()).ok()?)
 }
 
 /// The calling thread's id, from `/proc/thread-self` (`<pid>/task/<tid>`).
@@ -163,7 +167,8 @@ impl CpuMeter {
         let switches =
             live_threads().unwrap_or_default().into_iter().filter_map(|t| Some((t, thread_switches(t)?))).collect();
         let baseline_ns = baseline.iter().filter_map(|&t| Some((t, thread_cpu_ns(t)?))).collect();
-        *lock(&self.start) = Some(Start { at: Instant::now(), process_ns: process_cpu_ns(), baseline_ns, switches });
+        *lock(&self.start) =
+            process_cpu_ns().map(|process_ns| Start { at: Instant::now(), process_ns, baseline_ns, switches });
     }
 
     /// Ends the window: the runtime's CPU use over it, or `None` when
@@ -171,6 +176,7 @@ impl CpuMeter {
     pub(crate) fn finish(&self) -> Option<CpuUsage> {
         let process_ns = process_cpu_ns();
         let start = lock(&self.start).take()?;
+        let process_ns = process_ns?;
         let window = start.at.elapsed();
         let baseline = self.baseline.as_ref()?;
         let mut excluded_ns = 0u64;
