@@ -3,7 +3,7 @@
 # single-threaded hot paths under dynamic checkers:
 #
 # 1. memcheck (the gate), also over one `wsbench run --in-process` of
-#    `timeouts` and `tcp-rpc`: invalid reads/writes, use of uninitialised
+#    `timeouts`, `tcp-rpc` and `http`: invalid reads/writes, use of uninitialised
 #    values, bad frees, and definite leaks are errors; any error fails the
 #    script (exit 1). "Possibly lost" blocks are std's and the test
 #    harness's thread-locals at exit and are not errors.
@@ -86,17 +86,23 @@ run_memcheck() {
         fi
     done
     # The wsbench binary itself: one in-process run of an open-loop timer
-    # workload and one over loopback TCP (the CPU meter, per-worker timer
-    # wheels, the load generator, the exporters).
+    # workload, one over loopback TCP and one of hyper HTTP/1.1 on our
+    # runtime (the CPU meter, per-worker timer wheels, the load generator,
+    # the hyper adapters, the exporters). `http --param proto=h2` is left
+    # out: memcheck reports "conditional jump depends on uninitialised
+    # value" inside hyper's h2 server (hyper::body::length::DecodedLength::
+    # from, called from src/proto/h2/server.rs:281) on tokio's and smol's
+    # rows exactly as on ours, so it is hyper's code (or its optimised
+    # form), not ours.
     local bin
     bin=$(built '/wsbench$' build --manifest-path "$root/Cargo.toml" --release -p wsbench --bin wsbench)
-    if ! "${mc[@]}" "$bin" --sched steal-half --workers 2 --workload timeouts,tcp-rpc --knob timer=per-worker --runs 1 \
+    if ! "${mc[@]}" "$bin" --sched steal-half --workers 2 --workload timeouts,tcp-rpc,http --knob timer=per-worker --runs 1 \
         --duration 300ms --warmup 100ms --rate 200 --in-process --quiet >"$logs/memcheck-wsbench.log" 2>&1; then
         failed=1
         echo "  wsbench run: FAILED"
         cat "$logs/memcheck-wsbench.log"
     else
-        echo "  wsbench run (timeouts, tcp-rpc): $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$logs/memcheck-wsbench.log")"
+        echo "  wsbench run (timeouts, tcp-rpc, http): $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$logs/memcheck-wsbench.log")"
     fi
     if [ $failed -ne 0 ]; then
         echo "memcheck: FAILED; the stress run's log:" >&2
