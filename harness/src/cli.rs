@@ -58,8 +58,9 @@ pub enum Command {
     /// Run only the client of tcp-rpc, mixed or http against --target (load from other machines);
     /// says per run whether it kept its schedule.
     Load(LoadArgs),
-    /// Combine the files of several load processes (HDR logs, with their CSVs: one latency
-    /// distribution, summed throughput) or of the shards of one matrix (CSVs side by side).
+    /// Combine the files of several load processes (HDR logs, with their CSVs or JSON files: one
+    /// latency distribution, summed throughput) or of the shards of one matrix (CSV or JSON
+    /// results side by side, their settings checked).
     Merge(MergeArgs),
     /// Internal: run one measured run whose spec arrives on stdin and write its result on stdout
     /// (how `run` isolates each run in a fresh process).

@@ -202,3 +202,30 @@ pub struct RunOutput {
     /// CPU use over the measured window; `None` where it cannot be read.
     pub cpu: Option<CpuUsage>,
 }
+
+impl RunOutput {
+    /// The output of a closed-loop run (a benchmark, a storm): `ops`
+    /// operations in `elapsed`, one latency each in `latency_ns`. It sends
+    /// no requests, so `failed`, `sent`, `offered_per_s` and the open-loop
+    /// histograms stay blank, and it has no schedule to slip; the caller
+    /// adds its counters, parameters, extras and CPU.
+    pub(crate) fn closed_loop(ops: u64, elapsed: Duration, latency_ns: Histogram<u64>) -> RunOutput {
+        RunOutput {
+            ops,
+            failed: None,
+            sent: None,
+            elapsed,
+            offered_per_s: None,
+            latency_ns,
+            uncorrected_ns: None,
+            queue_wait_ns: None,
+            service_ns: None,
+            counters: Vec::new(),
+            schedule_slipped: false,
+            notes: Vec::new(),
+            params: Vec::new(),
+            extras: Vec::new(),
+            cpu: None,
+        }
+    }
+}

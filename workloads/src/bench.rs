@@ -266,21 +266,5 @@ pub(crate) fn run_bench<R: Rt>(
         extras.push(("global_interval_min".into(), f64::from(*lo)));
         extras.push(("global_interval_max".into(), f64::from(*hi)));
     }
-    RunOutput {
-        ops: iterations,
-        failed: None,
-        sent: None,
-        elapsed,
-        offered_per_s: None,
-        latency_ns: hist,
-        uncorrected_ns: None,
-        queue_wait_ns: None,
-        service_ns: None,
-        counters,
-        schedule_slipped: false,
-        notes: Vec::new(),
-        params,
-        extras,
-        cpu,
-    }
+    RunOutput { counters, params, extras, cpu, ..RunOutput::closed_loop(iterations, elapsed, hist) }
 }

@@ -198,21 +198,5 @@ pub(crate) fn run_storm<R: Rt>(
     if let Some(c) = contended {
         extras.push(("inject_lock_contended".into(), c as f64));
     }
-    RunOutput {
-        ops: completed,
-        failed: None,
-        sent: None,
-        elapsed,
-        offered_per_s: None,
-        latency_ns: hist,
-        uncorrected_ns: None,
-        queue_wait_ns: None,
-        service_ns: None,
-        counters,
-        schedule_slipped: false,
-        notes: Vec::new(),
-        params,
-        extras,
-        cpu,
-    }
+    RunOutput { counters, params, extras, cpu, ..RunOutput::closed_loop(completed, elapsed, hist) }
 }
