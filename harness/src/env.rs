@@ -207,6 +207,54 @@ pub fn rfc3339_utc(time: SystemTime) -> String {
     )
 }
 
+/// Reads [`rfc3339_utc`]'s form back (`YYYY-MM-DDTHH:MM:SS[.fff…]Z`, UTC
+/// only); `None` for anything else.
+pub fn parse_rfc3339_utc(text: &str) -> Option<SystemTime> {
+    let (date, time) = text.strip_suffix('Z')?.split_once('T')?;
+    let mut ymd = date.splitn(3, '-').map(|v| v.parse::<u32>().ok());
+    let (y, m, d) = (ymd.next()??, ymd.next()??, ymd.next()??);
+    let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
+    let mut parts = hms.splitn(3, ':').map(|v| v.parse::<u64>().ok());
+    let (hh, mm, ss) = (parts.next()??, parts.next()??, parts.next()??);
+    let days_in = |m: u32| match m {
+        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    if !(1970..=9999).contains(&y)
+        || !(1..=12).contains(&m)
+        || d == 0
+        || d > days_in(m)
+        || hh > 23
+        || mm > 59
+        || ss > 59
+    {
+        return None;
+    }
+    if !frac.bytes().all(|b| b.is_ascii_digit()) || frac.len() > 9 {
+        return None;
+    }
+    let nanos: u32 = if frac.is_empty() { 0 } else { format!("{frac:0<9}").parse().ok()? };
+    let days = days_from_civil(i64::from(y), m, d);
+    let secs = u64::try_from(days).ok()? * 86_400 + hh * 3_600 + mm * 60 + ss;
+    Some(UNIX_EPOCH + std::time::Duration::new(secs, nanos))
+}
+
+/// A proleptic Gregorian date to days since 1970-01-01 (the inverse of
+/// [`civil_from_days`], Howard Hinnant's `days_from_civil`).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    const DAYS_PER_ERA: i64 = 146_097;
+    const EPOCH_SHIFT: i64 = 719_468;
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = i64::from(if m > 2 { m - 3 } else { m + 9 });
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * DAYS_PER_ERA + doe - EPOCH_SHIFT
+}
+
 /// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
 /// `civil_from_days` algorithm).
 fn civil_from_days(days: i64) -> (i64, u32, u32) {
@@ -228,6 +276,32 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn reads_back_what_it_writes() {
+        // Every 1,000,003 s plus a varying millisecond, 1970 to ~2101.
+        for i in 0..4_150u64 {
+            let t = UNIX_EPOCH + Duration::from_millis(i * 1_000_003_000 + i % 1000);
+            assert_eq!(parse_rfc3339_utc(&rfc3339_utc(t)), Some(t), "{}", rfc3339_utc(t));
+        }
+        let t = parse_rfc3339_utc("2000-02-29T01:01:01Z").unwrap();
+        assert_eq!(t, UNIX_EPOCH + Duration::from_secs(951_782_400 + 3_661));
+        let ns = parse_rfc3339_utc("1970-01-01T00:00:00.000000001Z").unwrap();
+        assert_eq!(ns, UNIX_EPOCH + Duration::from_nanos(1));
+        for bad in [
+            "",
+            "2026-12-01",
+            "2026-12-01T10:00:00",
+            "2026-12-01T10:00:00+01:00",
+            "2025-02-29T00:00:00Z",
+            "2026-13-01T00:00:00Z",
+            "2026-12-01T24:00:00Z",
+            "2026-12-01T10:00:00.1a2Z",
+            "1969-12-31T23:59:59Z",
+        ] {
+            assert_eq!(parse_rfc3339_utc(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn formats_known_instants() {

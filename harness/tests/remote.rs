@@ -250,6 +250,15 @@ fn merge_load_json(dir: &Path, la: &str, lb: &str, m: &dyn Fn(&str) -> String) {
     let (h, r) = read_csv(&dir.join("mixed.csv"));
     assert_eq!((col(&h, &r[0], "ops"), col(&h, &r[0], "p99_us")), ("400", m("p99_us").as_str()));
     wsbench_in(dir, &["merge", "a.csv", "a.csv", la, la, "--out", "same.csv"]).ok().stdout_has(&["same --seed"]);
+    // A process that ran years later did not load the server with the other.
+    let (h, r) = read_csv(&dir.join("b.csv"));
+    let when = col(&h, &r[0], "timestamp").to_string();
+    let later = format!("2030{}", &when[4..]);
+    let text = std::fs::read_to_string(dir.join("b.csv")).unwrap().replace(&when, &later);
+    std::fs::write(dir.join("b-later.csv"), text).unwrap();
+    wsbench_in(dir, &["merge", "a.csv", "b-later.csv", la, lb, "--out", "apart.csv"])
+        .code(2)
+        .stderr_has(&["did not run at the same time", "b-later.csv", &later]);
 }
 
 /// The shards' JSON files merge into one document of the whole matrix, and

@@ -4,13 +4,19 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
 use std::path::Path;
+use std::time::{Duration, SystemTime};
 
 use anyhow::{bail, Result};
 use serde_json::{json, Map, Value};
 
+use crate::env::parse_rfc3339_utc;
 use crate::load::{load, load_json, JsonParts, ResultsFile};
 use crate::outcome::RecordedSettings;
 use crate::record::CellKey;
+
+/// Added to a load process's span: connecting, the drain after the
+/// window, and clock skew between machines.
+const SPAN_SLACK: Duration = Duration::from_secs(10);
 
 /// One results input.
 pub(super) struct Input {
@@ -47,6 +53,20 @@ impl Input {
             runs.entry(&r.key).or_default().insert(r.run);
         }
         runs.values().map(BTreeSet::len).max().unwrap_or(0)
+    }
+
+    /// When it measured, roughly: from its invocation's start (`timestamp`)
+    /// for its runs' warm-ups and windows (the recorded settings, else the
+    /// longest measured window), plus [`SPAN_SLACK`]. `None` when the
+    /// timestamp cannot be read.
+    pub fn span(&self) -> Option<(SystemTime, SystemTime)> {
+        let start = parse_rfc3339_utc(&self.file.timestamp)?;
+        let per_run = match (self.recorded.warmup_s, self.recorded.duration_s) {
+            (Some(w), Some(d)) => w + d,
+            _ => self.file.records.iter().filter_map(|r| r.duration_s).fold(0.0, f64::max),
+        };
+        let length = Duration::try_from_secs_f64(per_run * self.runs_per_cell() as f64).ok()? + SPAN_SLACK;
+        Some((start, start + length))
     }
 
     /// Its machine: a JSON's `environment`; a CSV's machine columns of its

@@ -7,7 +7,8 @@
 //!   averaged percentiles). `--out X.hlog` writes the added log; `--out
 //!   X.csv` or `X.json` with the processes' results (CSV or JSON) given too
 //!   writes one row per run: latencies from the added histograms, and ops,
-//!   sent, failed, throughput and offered load summed over the processes.
+//!   sent, failed, throughput and offered load summed over the processes,
+//!   which must have run at the same time.
 //! - **Shards** of one matrix (`run --shard I/N`): their rows side by side,
 //!   unchanged. The shards must fit: the same columns and schema version,
 //!   the same code (`git_sha`), the same runs per cell, the same parameters
@@ -24,7 +25,7 @@ mod input;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use hdrhistogram::Histogram;
@@ -342,6 +343,7 @@ fn merge_load(inputs: &[Input], logs: &[PathBuf], out: &Path, kind: Output) -> R
         keys.push(f.records[0].key.clone());
     }
     check_same_code(&files)?;
+    check_concurrent(inputs)?;
     let (key, runs) = add_logs(logs, false)?;
     for (f, k) in files.iter().zip(&keys) {
         if let Some(field) = same_cell(&key, k) {
@@ -453,6 +455,32 @@ fn merged_record(
         (r.status, r.error) = (Status::Failed, reason);
     }
     Ok(r)
+}
+
+/// Load processes add up only if they loaded the server together: their
+/// spans (see [`Input::span`]) must overlap. An input whose timestamp
+/// cannot be read is not checked.
+fn check_concurrent(inputs: &[Input]) -> Result<()> {
+    let spans: Vec<(&Input, (SystemTime, SystemTime))> =
+        inputs.iter().filter_map(|i| i.span().map(|s| (i, s))).collect();
+    let (Some(latest), Some(earliest)) =
+        (spans.iter().max_by_key(|(_, (start, _))| *start), spans.iter().min_by_key(|(_, (_, end))| *end))
+    else {
+        return Ok(());
+    };
+    if latest.1 .0 > earliest.1 .1 {
+        bail!(
+            "the load processes did not run at the same time: `{}` started at {} and `{}`, started at {}, was done \
+             by {} (its runs' warm-ups and windows, plus 10 s); their throughputs add up only if they loaded the \
+             server together",
+            latest.0.file.path.display(),
+            latest.0.file.timestamp,
+            earliest.0.file.path.display(),
+            earliest.0.file.timestamp,
+            crate::env::rfc3339_utc(earliest.1 .1)
+        );
+    }
+    Ok(())
 }
 
 /// Shards and load processes of one result run the same code.
