@@ -10,7 +10,7 @@ use wsbench::record::SCHEMA_VERSION;
 
 const HEADER: &str =
     "schema_version,timestamp,git_sha,host,cpu_model,logical_cpus,scheduler,workers,workload,knobs,run,duration_s,ops,\
-throughput_per_s,offered_per_s,p50_us,p90_us,p99_us,p999_us,max_us,mean_us,status,cpu_us_per_op";
+throughput_per_s,offered_per_s,p50_us,p90_us,p99_us,p999_us,max_us,mean_us,status,cpu_us_per_op,extras";
 
 /// One night: 5 runs of two cells; `level` scales steal-half x2's
 /// throughput (latencies follow 1/throughput); `wobble` is that night's
@@ -24,14 +24,24 @@ fn night(schema: u32, day: usize, sha: &str, level: f64, wobble: f64) -> String 
             let p50 = 1e6 / t;
             let _ = writeln!(
                 out,
-                "{schema},2026-01-{:02}T02:17:00Z,{sha},night-host,cpu-x,2,{sched},2,yield-many,,{run},1.0,{},{t},,{p50},{},{},{},{},{p50},ok,{}",
+                "{schema},2026-01-{:02}T02:17:00Z,{sha},night-host,cpu-x,2,{sched},2,yield-many,,{run},1.0,{},{t},,{p50},{},{},{},{},{p50},ok,{},{}",
                 day + 1,
                 t.round(),
                 p50 * 1.5,
                 p50 * 2.0,
                 p50 * 3.0,
                 p50 * 5.0,
-                2.0 / scale
+                2.0 / scale,
+                // An A/B session number that differs every night, the
+                // night's settings (the seed changes at night 7) and one
+                // measured extra: only the last is a series.
+                format!(
+                    "ab_session={};ab_order={};setting_duration_s=1;setting_warmup_s=0.2;setting_seed={};ns_per_task={}",
+                    1_000 + day * 7_919,
+                    run % 2,
+                    if day < 7 { 42 } else { 43 },
+                    2.0 / scale
+                )
             );
         }
     }
@@ -149,6 +159,15 @@ fn an_improvement_or_noise_passes_the_gate() {
     let names = nights(&dir, 14, usize::MAX, 1.0);
     add_all(&dir, &names).ok();
     wsbench_in(&dir, &["history", "detect", "--db", "h.sqlite"]).ok().stdout_has(&["**0 change point(s) in 10 series"]);
+    // Every stored metric: the CSV's 10 numeric columns and `ns_per_task`,
+    // per cell; the A/B pairing and the settings in `extras` are not
+    // series (the session number changes every night).
+    let all = wsbench_in(&dir, &["history", "detect", "--db", "h.sqlite", "--metric", "all", "--json", "all.json"]);
+    all.ok().stdout_has(&["**0 change point(s) in 22 series"]);
+    let doc = std::fs::read_to_string(dir.join("all.json")).unwrap();
+    for key in ["ab_session", "ab_order", "setting_seed", "setting_duration_s"] {
+        assert!(!doc.contains(key), "{key} was stored as a measurement");
+    }
 }
 
 #[test]

@@ -256,9 +256,11 @@ fn merge_load_json(dir: &Path, la: &str, lb: &str, m: &dyn Fn(&str) -> String) {
     let later = format!("2030{}", &when[4..]);
     let text = std::fs::read_to_string(dir.join("b.csv")).unwrap().replace(&when, &later);
     std::fs::write(dir.join("b-later.csv"), text).unwrap();
-    wsbench_in(dir, &["merge", "a.csv", "b-later.csv", la, lb, "--out", "apart.csv"])
-        .code(2)
-        .stderr_has(&["did not run at the same time", "b-later.csv", &later]);
+    wsbench_in(dir, &["merge", "a.csv", "b-later.csv", la, lb, "--out", "apart.csv"]).code(2).stderr_has(&[
+        "did not run at the same time",
+        "b-later.csv",
+        &later,
+    ]);
 }
 
 /// The shards' JSON files merge into one document of the whole matrix, and

@@ -4,7 +4,8 @@
 //! not a wsbench results CSV, or has a bad field, is refused with the
 //! line and column), and must be of this wsbench's CSV schema version.
 //! Then every numeric column except the identifying ones, and every
-//! `extras` entry, is kept by its column name: a column added to the CSV
+//! `extras` entry except those that name or configure the row (the A/B
+//! pairing, the recorded settings), is kept by its column name: a column added to the CSV
 //! later is stored without any change here.
 
 use std::collections::BTreeMap;
@@ -13,8 +14,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context, Result};
 
 use super::store::{NewRun, Repetition, RunKey};
+use crate::ab;
 use crate::export::csv::{parse_extras, CORE_COLUMNS};
 use crate::load::load;
+use crate::outcome::{SETTING_DURATION, SETTING_SEED, SETTING_WARMUP};
 use crate::record::{Status, SCHEMA_VERSION};
 
 /// The CSV's identity prefix, `schema_version` through `run` (the first 11
@@ -22,6 +25,12 @@ use crate::record::{Status, SCHEMA_VERSION};
 const IDENTITY_COLUMNS: &[&str] = CORE_COLUMNS.split_at(11).0;
 /// Columns after the counters that hold text, flags or settings.
 const TEXT_COLUMNS: [&str; 7] = ["status", "error", "params", "rate_per_s", "resolved_params", "extras", "notes"];
+
+/// `extras` entries that name or configure a row rather than measure it:
+/// the A/B pairing and the settings each row records. Stored, they would
+/// be series whose every change (a new A/B session each night) looks like
+/// a change point.
+const NOT_MEASURED_EXTRAS: [&str; 5] = [ab::SESSION, ab::ORDER, SETTING_DURATION, SETTING_WARMUP, SETTING_SEED];
 
 /// Whether a CSV column holds a measurement to store.
 fn is_metric(name: &str) -> bool {
@@ -107,7 +116,8 @@ pub fn read_runs(input: &Path) -> Result<Vec<NewRun>> {
                 }
             }
             for (name, v) in parse_extras(&text("extras")).unwrap_or_default() {
-                if v.is_finite() && !metrics.iter().any(|(m, _)| *m == name) {
+                let measured = !NOT_MEASURED_EXTRAS.contains(&name.as_str());
+                if measured && v.is_finite() && !metrics.iter().any(|(m, _)| *m == name) {
                     metrics.push((name, v));
                 }
             }
