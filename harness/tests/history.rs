@@ -22,9 +22,19 @@ fn night(schema: u32, day: usize, sha: &str, level: f64, wobble: f64) -> String 
             let scale = if sched == "steal-half" { level } else { 1.0 };
             let t = base * scale * (1.0 + 0.01 * wobble + 0.002 * run as f64);
             let p50 = 1e6 / t;
+            // An A/B session number that differs every night, the night's
+            // settings (the seed changes at night 7) and one measured
+            // extra: only the last is a series.
+            let extras = format!(
+                "ab_session={};ab_order={};setting_duration_s=1;setting_warmup_s=0.2;setting_seed={};ns_per_task={}",
+                1_000 + day * 7_919,
+                run % 2,
+                if day < 7 { 42 } else { 43 },
+                2.0 / scale
+            );
             let _ = writeln!(
                 out,
-                "{schema},2026-01-{:02}T02:17:00Z,{sha},night-host,cpu-x,2,{sched},2,yield-many,,{run},1.0,{},{t},,{p50},{},{},{},{},{p50},ok,{},{}",
+                "{schema},2026-01-{:02}T02:17:00Z,{sha},night-host,cpu-x,2,{sched},2,yield-many,,{run},1.0,{},{t},,{p50},{},{},{},{},{p50},ok,{},{extras}",
                 day + 1,
                 t.round(),
                 p50 * 1.5,
@@ -32,16 +42,6 @@ fn night(schema: u32, day: usize, sha: &str, level: f64, wobble: f64) -> String 
                 p50 * 3.0,
                 p50 * 5.0,
                 2.0 / scale,
-                // An A/B session number that differs every night, the
-                // night's settings (the seed changes at night 7) and one
-                // measured extra: only the last is a series.
-                format!(
-                    "ab_session={};ab_order={};setting_duration_s=1;setting_warmup_s=0.2;setting_seed={};ns_per_task={}",
-                    1_000 + day * 7_919,
-                    run % 2,
-                    if day < 7 { 42 } else { 43 },
-                    2.0 / scale
-                )
             );
         }
     }
