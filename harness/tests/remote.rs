@@ -204,7 +204,8 @@ fn merge_the_two_load_processes(dir: &Path) {
     }
     // Misfits: a CSV twice (overlap), logs without CSVs in a CSV merge of
     // the wrong count, an existing --out, a foreign kind.
-    wsbench_in(dir, &["merge", "a.csv", "a.csv", "--out", "x.csv"]).code(2).stderr_has(&["both hold cell"]);
+    std::fs::copy(dir.join("a.csv"), dir.join("a-copy.csv")).unwrap();
+    wsbench_in(dir, &["merge", "a.csv", "a-copy.csv", "--out", "x.csv"]).code(2).stderr_has(&["both hold cell"]);
     wsbench_in(dir, &["merge", "a.csv", "b.csv", &la, "--out", "x.csv"])
         .code(2)
         .stderr_has(&["2 results files and 1 HDR logs"]);
@@ -249,7 +250,15 @@ fn merge_load_json(dir: &Path, la: &str, lb: &str, m: &dyn Fn(&str) -> String) {
     wsbench_in(dir, &["merge", "a.csv", "b.json", la, lb, "--out", "mixed.csv"]).ok();
     let (h, r) = read_csv(&dir.join("mixed.csv"));
     assert_eq!((col(&h, &r[0], "ops"), col(&h, &r[0], "p99_us")), ("400", m("p99_us").as_str()));
-    wsbench_in(dir, &["merge", "a.csv", "a.csv", la, la, "--out", "same.csv"]).ok().stdout_has(&["same --seed"]);
+    // One file given twice is refused; a copy of it (another process that
+    // ran with the same seed) merges with a note.
+    wsbench_in(dir, &["merge", "a.csv", "a.csv", la, la, "--out", "same.csv"])
+        .code(2)
+        .stderr_has(&["are the same file"]);
+    std::fs::copy(dir.join("a.csv"), dir.join("a2.csv")).unwrap();
+    let la2 = format!("{la}.copy.hlog");
+    std::fs::copy(la, &la2).unwrap();
+    wsbench_in(dir, &["merge", "a.csv", "a2.csv", la, &la2, "--out", "same.csv"]).ok().stdout_has(&["same --seed"]);
     // A process that ran years later did not load the server with the other.
     let (h, r) = read_csv(&dir.join("b.csv"));
     let when = col(&h, &r[0], "timestamp").to_string();
@@ -345,7 +354,9 @@ fn shards_cover_the_matrix_and_misfits_are_refused() {
         rows.iter().map(|r| format!("{} x{}", col(&header, r, "scheduler"), col(&header, r, "workers"))).collect();
     cells.sort();
     assert_eq!(cells, ["steal-half x1", "steal-half x2", "tokio x1", "tokio x2"], "the union is the matrix, once each");
-    wsbench_in(&dir, &["merge", "s1.csv", "s1.csv", "--out", "twice.csv"]).code(2).stderr_has(&["both hold cell"]);
+    wsbench_in(&dir, &["merge", "s1.csv", "s1.csv", "--out", "twice.csv"]).code(2).stderr_has(&["the same file"]);
+    std::fs::copy(dir.join("s1.csv"), dir.join("s1-copy.csv")).unwrap();
+    wsbench_in(&dir, &["merge", "s1.csv", "s1-copy.csv", "--out", "twice.csv"]).code(2).stderr_has(&["both hold cell"]);
     // Different settings: another parameter, another --runs.
     shard("2/3", "params.csv", &["--param", "tasks=7"]).ok();
     wsbench_in(&dir, &["merge", "s1.csv", "params.csv", "--out", "x.csv"])

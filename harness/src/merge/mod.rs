@@ -52,6 +52,18 @@ pub fn main(a: &MergeArgs) -> Result<ExitCode> {
         "--out `{}` exists; merge writes a new file and overwrites nothing (choose another path)",
         a.out.display()
     );
+    let mut seen: BTreeMap<PathBuf, &Path> = BTreeMap::new();
+    for f in &a.files {
+        let real = std::fs::canonicalize(f).with_context(|| format!("cannot read input `{}`", f.display()))?;
+        if let Some(first) = seen.insert(real, f) {
+            bail!(
+                "`{}` and `{}` are the same file: each input counts once (merging a file with itself would add its \
+                 requests twice)",
+                first.display(),
+                f.display()
+            );
+        }
+    }
     let (mut results, mut logs) = (Vec::new(), Vec::new());
     for f in &a.files {
         match kind(f) {
