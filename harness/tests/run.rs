@@ -407,6 +407,10 @@ fn lifo_steal_knobs_run_every_workload_at_1_2_and_128_workers() {
             "lifo-steal=on",
             "--knob",
             "steal-passes=4",
+            // No yielding stall in the busy benches: on a loaded machine a
+            // busy2 iteration can take seconds (README, "The runtimes").
+            "--param",
+            "stall-us=0",
             "--runs",
             "1",
             "--duration",
@@ -455,6 +459,8 @@ fn victim_topology_runs_every_workload_at_2_and_128_workers() {
             "all",
             "--knob",
             "victim=topology",
+            "--param",
+            "stall-us=0",
             "--runs",
             "1",
             "--duration",
