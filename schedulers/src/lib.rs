@@ -28,6 +28,8 @@ pub mod topology;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
+#[cfg(test)]
+mod test_util;
 
 mod bwos;
 mod current_thread;

@@ -274,20 +274,7 @@ impl Slots {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicUsize as StdAtomicUsize;
-    use std::task::Wake;
-
-    struct Count(StdAtomicUsize);
-    impl Wake for Count {
-        fn wake(self: std::sync::Arc<Self>) {
-            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-    }
-
-    fn counting_waker() -> (std::sync::Arc<Count>, Waker) {
-        let count = std::sync::Arc::new(Count(StdAtomicUsize::new(0)));
-        (count.clone(), Waker::from(count))
-    }
+    use crate::test_util::counting_waker;
 
     #[test]
     fn stale_token_does_not_reach_a_reused_slot() {
@@ -328,7 +315,7 @@ mod tests {
         io.take_wakers(READABLE, &mut out);
         assert_eq!(out.len(), 1, "same waker stored once");
         out.drain(..).for_each(Waker::wake);
-        assert_eq!(count.0.load(std::sync::atomic::Ordering::Relaxed), 1);
+        assert_eq!(count.get(), 1);
         assert!(io.poll_ready(&mut cx, Direction::Read).is_ready());
     }
 
@@ -362,7 +349,7 @@ mod tests {
         let mut out = Vec::new();
         io.shutdown(&mut out);
         out.drain(..).for_each(Waker::wake);
-        assert_eq!(count.0.load(std::sync::atomic::Ordering::Relaxed), 2);
+        assert_eq!(count.get(), 2);
         match io.poll_ready(&mut cx, Direction::Write) {
             Poll::Ready(Err(e)) => assert_eq!(e.to_string(), SHUTDOWN_MESSAGE),
             other => panic!("expected a shutdown error, got {other:?}"),

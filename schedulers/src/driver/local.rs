@@ -341,23 +341,8 @@ impl WorkerWheels {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use std::sync::atomic::AtomicUsize;
-    use std::task::Wake;
-
     use super::*;
-
-    struct Count(AtomicUsize);
-
-    impl Wake for Count {
-        fn wake(self: std::sync::Arc<Self>) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    fn counting() -> (std::sync::Arc<Count>, Waker) {
-        let c = std::sync::Arc::new(Count(AtomicUsize::new(0)));
-        (c.clone(), Waker::from(c))
-    }
+    use crate::test_util::counting_waker;
 
     fn clock() -> Clock {
         super::super::timer::TimeShared::new().clock
@@ -368,7 +353,7 @@ mod tests {
         let clock = clock();
         let wheels = WorkerWheels::new(2);
         let now = Instant::now();
-        let (count, waker) = counting();
+        let (count, waker) = counting_waker();
         let a = wheels.arm(&clock, 1, now + Duration::from_millis(5), &waker).expect("filed");
         let b = wheels.arm(&clock, 1, now + Duration::from_millis(7), &waker).expect("filed");
         assert_eq!((a.worker(), wheels.pending(1), wheels.pending(0)), (1, 2, 0));
@@ -384,7 +369,7 @@ mod tests {
         wheels.fire_due(&clock, 1, now + Duration::from_millis(10), &mut out);
         assert_eq!(out.len(), 1);
         out.drain(..).for_each(Waker::wake);
-        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert_eq!(count.get(), 1);
         assert_eq!(WorkerWheels::poll(&a, &waker), Poll::Ready(()));
         assert_eq!(wheels.pending(1), 0, "a fired entry leaves the wheel");
         wheels.cancel_owned(a); // stale key: nothing
@@ -398,7 +383,7 @@ mod tests {
         let clock = clock();
         let wheels = std::sync::Arc::new(WorkerWheels::new(1));
         let now = Instant::now();
-        let (count, waker) = counting();
+        let (count, waker) = counting_waker();
         let t = wheels.arm(&clock, 0, now + Duration::from_millis(3), &waker).expect("filed");
         let w2 = wheels.clone();
         assert!(std::thread::spawn(move || w2.cancel_remote(t)).join().unwrap());
@@ -410,7 +395,7 @@ mod tests {
         assert_eq!((out.len(), wheels.pending(0)), (0, 0));
         wheels.fire_due(&clock, 0, now + Duration::from_millis(10), &mut out);
         assert!(out.is_empty());
-        assert_eq!(count.0.load(Ordering::SeqCst), 0);
+        assert_eq!(count.get(), 0);
         assert_eq!(wheels.wheels[0].counters.fired.load(Ordering::SeqCst), 0);
     }
 
@@ -419,18 +404,18 @@ mod tests {
         let clock = clock();
         let wheels = WorkerWheels::new(1);
         let now = Instant::now();
-        let (count, waker) = counting();
+        let (count, waker) = counting_waker();
         let t = wheels.arm(&clock, 0, now + Duration::from_millis(2), &waker).expect("filed");
         let mut out = Vec::new();
         wheels.fire_due(&clock, 0, now + Duration::from_millis(5), &mut out);
         out.drain(..).for_each(Waker::wake);
         // A new timer may reuse the fired entry's arena slot.
-        let (other_count, other) = counting();
+        let (other_count, other) = counting_waker();
         let u = wheels.arm(&clock, 0, now + Duration::from_millis(50), &other).expect("filed");
         assert!(!wheels.cancel_remote(t), "it had fired");
         assert_eq!(wheels.wheels[0].counters.remote_cancels.load(Ordering::SeqCst), 0, "nothing to cancel");
         wheels.fire_due(&clock, 0, now + Duration::from_millis(6), &mut out);
-        assert_eq!((wheels.pending(0), count.0.load(Ordering::SeqCst)), (1, 1));
+        assert_eq!((wheels.pending(0), count.get()), (1, 1));
         wheels.fire_due(&clock, 0, now + Duration::from_millis(60), &mut out);
         assert_eq!(out.len(), 1, "the other timer still fires");
         drop((u, other_count));
@@ -441,7 +426,7 @@ mod tests {
         let clock = clock();
         let wheels = WorkerWheels::new(3);
         let far = Instant::now() + Duration::from_secs(100);
-        let (_, waker) = counting();
+        let (_, waker) = counting_waker();
         let timers: Vec<_> = (0..3).map(|i| wheels.arm(&clock, i, far, &waker).expect("filed")).collect();
         let mut out = Vec::new();
         wheels.shutdown(&mut out);

@@ -4,7 +4,7 @@
 use std::future::{poll_fn, Future};
 use std::io::{Read, Write};
 use std::pin::{pin, Pin};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering as StdOrdering};
+use std::sync::atomic::{AtomicBool, Ordering as StdOrdering};
 use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Wake};
 use std::time::{Duration, Instant};
@@ -336,14 +336,7 @@ fn shutdown_wakes_sockets_and_timers_and_refuses_new_ones() {
     let mut driver = new_driver();
     let _ctx = enter_driver(driver.handle().clone());
     let listener = block_on(&mut driver, TcpListener::bind("127.0.0.1:0")).unwrap();
-    let woken = StdArc::new(AtomicUsize::new(0));
-    struct Count(StdArc<AtomicUsize>);
-    impl Wake for Count {
-        fn wake(self: StdArc<Self>) {
-            self.0.fetch_add(1, StdOrdering::Relaxed);
-        }
-    }
-    let waker = Waker::from(StdArc::new(Count(woken.clone())));
+    let (woken, waker) = crate::test_util::counting_waker();
     let mut cx = Context::from_waker(&waker);
     let mut accept = Box::pin(listener.accept());
     let mut nap = sleep(Duration::from_secs(60));
@@ -351,7 +344,7 @@ fn shutdown_wakes_sockets_and_timers_and_refuses_new_ones() {
     assert!(Pin::new(&mut nap).poll(&mut cx).is_pending());
     driver.shutdown();
     assert!(driver.handle().is_shutdown());
-    assert_eq!(woken.load(StdOrdering::Relaxed), 2);
+    assert_eq!(woken.get(), 2);
     match accept.as_mut().poll(&mut cx) {
         Poll::Ready(Err(e)) => assert_eq!(e.to_string(), io::SHUTDOWN_MESSAGE),
         other => panic!("accept after shutdown: {other:?}"),

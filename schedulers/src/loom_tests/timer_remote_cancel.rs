@@ -24,32 +24,17 @@
 //! the lock loses the wake (model 3).
 //! Bound: `LOOM_MAX_PREEMPTIONS=3`.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Poll, Wake, Waker};
+use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 use loom::sync::Arc;
 use loom::thread;
 
 use crate::driver::{TimeShared, WorkerWheels};
+use crate::test_util::counting_waker;
 
 const DUE_IN: Duration = Duration::from_millis(2);
 const FIRE_AT: Duration = Duration::from_millis(10);
-
-/// Counts wakes (std atomics: only the count matters, not its ordering
-/// with the model's threads, which `join` provides).
-struct Count(AtomicUsize);
-
-impl Wake for Count {
-    fn wake(self: std::sync::Arc<Self>) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-fn counting() -> (std::sync::Arc<Count>, Waker) {
-    let c = std::sync::Arc::new(Count(AtomicUsize::new(0)));
-    (c.clone(), Waker::from(c))
-}
 
 /// `(fired, remote cancels)` summed over the wheels.
 fn counters(wheels: &WorkerWheels) -> (u64, u64) {
@@ -67,7 +52,7 @@ fn remote_cancel_racing_the_fire_wakes_at_most_once() {
         let clock = TimeShared::new().clock;
         let wheels = Arc::new(WorkerWheels::new(1));
         let start = Instant::now();
-        let (count, waker) = counting();
+        let (count, waker) = counting_waker();
         let timer = wheels.arm(&clock, 0, start + DUE_IN, &waker).expect("filed");
         drop(waker);
         let canceller = {
@@ -81,7 +66,7 @@ fn remote_cancel_racing_the_fire_wakes_at_most_once() {
         // The owner drains the posted key, if any.
         wheels.fire_due(&clock, 0, start + FIRE_AT, &mut out);
         assert!(out.is_empty(), "a second fire");
-        let woken = count.0.load(Ordering::SeqCst);
+        let woken = count.get();
         assert_eq!(woken, usize::from(!cancelled), "cancel took effect: {cancelled}; woken {woken} times");
         let (fired, remote) = counters(&wheels);
         assert_eq!((fired, remote), if cancelled { (0, 1) } else { (1, 0) }, "cancelled: {cancelled}");
@@ -118,15 +103,15 @@ fn a_remote_poll_racing_the_fire_is_never_lost() {
         let clock = TimeShared::new().clock;
         let wheels = Arc::new(WorkerWheels::new(1));
         let start = Instant::now();
-        let (old_count, old) = counting();
+        let (old_count, old) = counting_waker();
         let timer = wheels.arm(&clock, 0, start + DUE_IN, &old).expect("filed");
-        let (new_count, new) = counting();
+        let (new_count, new) = counting_waker();
         let poller = thread::spawn(move || WorkerWheels::poll(&timer, &new).is_ready());
         let mut out = Vec::new();
         wheels.fire_due(&clock, 0, start + FIRE_AT, &mut out);
         out.drain(..).for_each(Waker::wake);
         let ready = poller.join().unwrap();
-        let (old_woken, new_woken) = (old_count.0.load(Ordering::SeqCst), new_count.0.load(Ordering::SeqCst));
+        let (old_woken, new_woken) = (old_count.get(), new_count.get());
         assert_eq!(old_woken + new_woken, 1, "one wake in all");
         assert!(ready || new_woken == 1, "the poll registered its waker after the fire took the old one: lost");
     });
