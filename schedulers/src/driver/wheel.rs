@@ -203,67 +203,25 @@ impl<T> Wheel<T> {
     /// in the arena, marked fired, until removed. Returns how many fired.
     /// A `now` in the wheel's past fires nothing.
     pub(crate) fn advance(&mut self, now: u64, mut on_fire: impl FnMut(&mut T)) -> usize {
-        let mut fired = 0;
-        while let Some((level, slot, start)) = self.next_slot() {
-            if start > now {
-                break;
-            }
-            self.elapsed = self.elapsed.max(start);
-            fired += self.expire_slot_with(level, slot, &mut |w, i| w.fire(i, &mut on_fire));
-        }
-        self.elapsed = self.elapsed.max(now);
-        fired
+        self.advance_with(now, &mut |w, i| w.fire(i, &mut on_fire))
     }
 
     /// [`Wheel::advance`] for payloads that carry their own fired state
     /// (`timer=per-worker`): each due entry is freed as it fires (its key
     /// goes stale at once) and `on_fire` gets its payload by value.
     pub(crate) fn advance_free(&mut self, now: u64, mut on_fire: impl FnMut(T)) -> usize {
-        let mut fired = 0;
-        while let Some((level, slot, start)) = self.next_slot() {
-            if start > now {
-                break;
-            }
-            self.elapsed = self.elapsed.max(start);
-            fired += self.expire_slot_with(level, slot, &mut |w, i| w.fire_free(i, &mut on_fire));
-        }
-        self.elapsed = self.elapsed.max(now);
-        fired
+        self.advance_with(now, &mut |w, i| w.fire_free(i, &mut on_fire))
     }
 
     /// [`Wheel::fire_all`] that frees every entry, as [`Wheel::advance_free`].
     pub(crate) fn fire_all_free(&mut self, mut on_fire: impl FnMut(T)) -> usize {
-        let mut fired = 0;
-        for level in 0..LEVELS {
-            for slot in 0..SLOTS {
-                let mut cur = self.take_slot(level, slot);
-                while cur != NIL {
-                    let next = self.entries[cur as usize].next;
-                    self.fire_free(cur, &mut on_fire);
-                    fired += 1;
-                    cur = next;
-                }
-            }
-        }
-        fired
+        self.fire_all_with(&mut |w, i| w.fire_free(i, &mut on_fire))
     }
 
     /// Fires every pending entry now, whatever its deadline (runtime
     /// shutdown). Returns how many fired.
     pub(crate) fn fire_all(&mut self, mut on_fire: impl FnMut(&mut T)) -> usize {
-        let mut fired = 0;
-        for level in 0..LEVELS {
-            for slot in 0..SLOTS {
-                let mut cur = self.take_slot(level, slot);
-                while cur != NIL {
-                    let next = self.entries[cur as usize].next;
-                    self.fire(cur, &mut on_fire);
-                    fired += 1;
-                    cur = next;
-                }
-            }
-        }
-        fired
+        self.fire_all_with(&mut |w, i| w.fire(i, &mut on_fire))
     }
 
     /// The live entry `key` names, if it is not stale.
@@ -366,6 +324,37 @@ impl<T> Wheel<T> {
         let lvl = &mut self.levels[level];
         lvl.occupied &= !(1 << slot);
         std::mem::replace(&mut lvl.heads[slot], NIL)
+    }
+
+    /// Advances to `now`, handing each due entry (detached) to `fire`.
+    fn advance_with(&mut self, now: u64, fire: &mut impl FnMut(&mut Self, u32)) -> usize {
+        let mut fired = 0;
+        while let Some((level, slot, start)) = self.next_slot() {
+            if start > now {
+                break;
+            }
+            self.elapsed = self.elapsed.max(start);
+            fired += self.expire_slot_with(level, slot, fire);
+        }
+        self.elapsed = self.elapsed.max(now);
+        fired
+    }
+
+    /// Hands every pending entry (detached), due or not, to `fire`.
+    fn fire_all_with(&mut self, fire: &mut impl FnMut(&mut Self, u32)) -> usize {
+        let mut fired = 0;
+        for level in 0..LEVELS {
+            for slot in 0..SLOTS {
+                let mut cur = self.take_slot(level, slot);
+                while cur != NIL {
+                    let next = self.entries[cur as usize].next;
+                    fire(self, cur);
+                    fired += 1;
+                    cur = next;
+                }
+            }
+        }
+        fired
     }
 
     /// Fires (with `fire`) what in a taken slot is due at `elapsed`,
