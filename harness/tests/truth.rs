@@ -80,13 +80,18 @@ fn lost_client_connections_fail_the_run() {
     let (header, rows) = read_csv(&dir.join("r.csv"));
     assert_eq!(col(&header, &rows[0], "status"), "failed");
     let extras = col(&header, &rows[0], "extras");
-    let lost: u64 = extras
-        .split(';')
-        .find_map(|kv| kv.strip_prefix("failed_connections="))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("{extras}"));
-    assert!(lost >= 100 - 64 / 2, "at most 32 of 100 connections fit in 64 descriptors, {lost} failed");
     let error = col(&header, &rows[0], "error");
+    // Which side runs out of descriptors first is a race: when no client
+    // connection came up at all the run ends before measuring, with no
+    // extras but the settings, and its error says all 100 failed.
+    let lost: u64 = match extras.split(';').find_map(|kv| kv.strip_prefix("failed_connections=")) {
+        Some(v) => v.parse().unwrap_or_else(|_| panic!("{extras}")),
+        None => {
+            assert!(error.contains("none usable") && error.contains("Too many open files"), "{extras}\n{error}");
+            100
+        }
+    };
+    assert!(lost >= 100 - 64 / 2, "at most 32 of 100 connections fit in 64 descriptors, {lost} failed");
     assert!(error.contains(&format!("{lost} of 100 client connections failed")), "{error}");
 }
 

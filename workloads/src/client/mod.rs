@@ -283,7 +283,8 @@ fn run_client_threads<T>(
             gate.publish(None);
             let results: Vec<_> = handles.into_iter().map(|h| h.join().expect("a client thread panicked")).collect();
             let why = results.iter().find_map(|r| r.first_error.clone()).unwrap_or_else(|| "no reason".into());
-            let context = format!("connecting to {} ({} connections, none usable)", spec.addr, spec.connections);
+            let n = spec.connections;
+            let context = format!("connecting to {} ({n} of {n} client connections failed, none usable)", spec.addr);
             return Err(Error::io(context, io::Error::other(why)));
         }
         let w = Window::new(&spec.load);
