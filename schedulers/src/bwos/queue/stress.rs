@@ -3,80 +3,18 @@
 //! accounted for with per-task flags. Rounds start just below `u32::MAX`
 //! so the version wraps while threads race.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::SeqCst};
-use std::sync::{Barrier, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::Barrier;
 use std::thread;
 
 use super::*;
-
-/// What happened to each task.
-struct Ledger {
-    ran: Vec<AtomicU8>,
-    dropped: Vec<AtomicU8>,
-}
-
-impl Ledger {
-    fn new(tasks: usize) -> Ledger {
-        let counters = || (0..tasks).map(|_| AtomicU8::new(0)).collect();
-        Ledger { ran: counters(), dropped: counters() }
-    }
-
-    fn check(&self, every_task_ran: bool) {
-        for id in 0..self.ran.len() {
-            let (ran, dropped) = (self.ran[id].load(SeqCst), self.dropped[id].load(SeqCst));
-            assert_eq!(dropped, 1, "task {id} dropped {dropped} times");
-            assert!(ran <= 1, "task {id} ran {ran} times");
-            assert!(!every_task_ran || ran == 1, "task {id} never ran");
-        }
-    }
-}
-
-struct Task<'a> {
-    id: usize,
-    ledger: &'a Ledger,
-}
-
-impl Task<'_> {
-    fn run(self) {
-        assert_eq!(self.ledger.ran[self.id].fetch_add(1, SeqCst), 0, "task {} ran twice", self.id);
-    }
-}
-
-impl Drop for Task<'_> {
-    fn drop(&mut self) {
-        self.ledger.dropped[self.id].fetch_add(1, SeqCst);
-    }
-}
-
-struct Inject<T>(Mutex<Vec<T>>);
-
-impl<T> Overflow<T> for Inject<T> {
-    fn push(&self, task: T) {
-        self.0.lock().unwrap().push(task);
-    }
-
-    fn push_batch<I: Iterator<Item = T>>(&self, tasks: I) {
-        self.0.lock().unwrap().extend(tasks);
-    }
-}
-
-/// xorshift64 with a fixed seed: the same push/pop pattern every run.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, bound: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % bound as u64) as usize
-    }
-}
+use crate::test_util::queue::{Inject, Ledger, Rng, Task};
 
 /// `thieves` threads with their own queues steal (at most `max` per steal)
 /// from the owner and each other; `drain`: everyone runs everything.
 fn run(tasks: usize, blocks: usize, block_size: usize, thieves: &[u32], drain: bool) {
     let ledger = Ledger::new(tasks);
-    let inject = Inject(Mutex::default());
+    let inject = Inject::default();
     let done = AtomicBool::new(false);
     let barrier = Barrier::new(thieves.len() + 1);
     let start_round = u32::MAX - 2;
@@ -97,7 +35,7 @@ fn run(tasks: usize, blocks: usize, block_size: usize, thieves: &[u32], drain: b
         while next < tasks {
             let burst = (1 + rng.below(2 * blocks * block_size)).min(tasks - next);
             for id in next..next + burst {
-                owner.push_back_or_overflow(Task { id, ledger: &ledger }, &inject);
+                owner.push_back_or_overflow(ledger.task(id), &inject);
             }
             next += burst;
             for _ in 0..rng.below(burst + 1) {
@@ -115,7 +53,7 @@ fn run(tasks: usize, blocks: usize, block_size: usize, thieves: &[u32], drain: b
         }
         done.store(true, SeqCst);
     });
-    let spilled = inject.0.into_inner().unwrap();
+    let spilled = inject.into_tasks();
     if drain {
         spilled.into_iter().for_each(Task::run);
     } else {

@@ -1,34 +1,12 @@
 //! Unit tests of the BWoS queue. Expected values are worked out by hand
 //! from the protocols in the module doc, on small shapes.
 
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicU32 as StdAtomicU32, Ordering::SeqCst};
 use std::sync::Arc as StdArc;
 
 use super::steal::Look;
 use super::*;
-
-/// Records what the owner spills.
-struct Sink<T> {
-    singles: RefCell<Vec<T>>,
-    batches: RefCell<Vec<Vec<T>>>,
-}
-
-impl<T> Default for Sink<T> {
-    fn default() -> Self {
-        Sink { singles: RefCell::default(), batches: RefCell::default() }
-    }
-}
-
-impl<T> Overflow<T> for Sink<T> {
-    fn push(&self, task: T) {
-        self.singles.borrow_mut().push(task);
-    }
-
-    fn push_batch<I: Iterator<Item = T>>(&self, tasks: I) {
-        self.batches.borrow_mut().push(tasks.collect());
-    }
-}
+use crate::test_util::queue::Sink;
 
 fn filled(blocks: usize, size: usize, start_round: u32, count: u32) -> (Local<u32>, Steal<u32>) {
     let (mut local, steal) = with_shape(blocks, size, start_round);

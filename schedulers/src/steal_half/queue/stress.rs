@@ -2,80 +2,12 @@
 //! popping, several thieves stealing from it and from each other, every task
 //! accounted for with per-task flags.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::SeqCst};
-use std::sync::{Barrier, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::Barrier;
 use std::thread;
 
 use super::*;
-
-/// What happened to each task.
-struct Ledger {
-    ran: Vec<AtomicU8>,
-    dropped: Vec<AtomicU8>,
-}
-
-impl Ledger {
-    fn new(tasks: usize) -> Ledger {
-        let counters = || (0..tasks).map(|_| AtomicU8::new(0)).collect();
-        Ledger { ran: counters(), dropped: counters() }
-    }
-
-    fn task(&self, id: usize) -> Task<'_> {
-        Task { id, ledger: self }
-    }
-
-    fn check(&self, every_task_ran: bool) {
-        for id in 0..self.ran.len() {
-            let ran = self.ran[id].load(SeqCst);
-            let dropped = self.dropped[id].load(SeqCst);
-            assert_eq!(dropped, 1, "task {id} dropped {dropped} times");
-            assert!(ran <= 1, "task {id} ran {ran} times");
-            assert!(!every_task_ran || ran == 1, "task {id} never ran");
-        }
-    }
-}
-
-struct Task<'a> {
-    id: usize,
-    ledger: &'a Ledger,
-}
-
-impl Task<'_> {
-    fn run(self) {
-        let before = self.ledger.ran[self.id].fetch_add(1, SeqCst);
-        assert_eq!(before, 0, "task {} ran twice", self.id);
-    }
-}
-
-impl Drop for Task<'_> {
-    fn drop(&mut self) {
-        self.ledger.dropped[self.id].fetch_add(1, SeqCst);
-    }
-}
-
-struct Inject<T>(Mutex<Vec<T>>);
-
-impl<T> Overflow<T> for Inject<T> {
-    fn push(&self, task: T) {
-        self.0.lock().unwrap().push(task);
-    }
-
-    fn push_batch<I: Iterator<Item = T>>(&self, tasks: I) {
-        self.0.lock().unwrap().extend(tasks);
-    }
-}
-
-/// xorshift64: a fixed seed gives the same push/pop pattern every run.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, bound: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % bound as u64) as usize
-    }
-}
+use crate::test_util::queue::{Inject, Ledger, Rng, Task};
 
 /// One stress configuration.
 struct Run {
@@ -92,7 +24,7 @@ const SEED: u64 = 0x9E37_79B9_7F4A_7C15;
 impl Run {
     fn go(self) {
         let ledger = Ledger::new(self.tasks);
-        let inject = Inject(Mutex::default());
+        let inject = Inject::default();
         let done = AtomicBool::new(false);
         let barrier = Barrier::new(self.limits.len() + 1);
         // Start near the top so indices wrap while threads race.
@@ -116,7 +48,7 @@ impl Run {
             self.own(&mut owner, &ledger, &inject);
             done.store(true, SeqCst);
         });
-        let spilled = inject.0.into_inner().unwrap();
+        let spilled = inject.into_tasks();
         if self.drain {
             spilled.into_iter().for_each(Task::run);
         } else {

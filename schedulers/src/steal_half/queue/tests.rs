@@ -1,37 +1,15 @@
 //! Unit tests of the steal-half ring.
 
-use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32 as StdAtomicU32, Ordering::SeqCst};
 use std::sync::Arc as StdArc;
 
 use super::*;
+use crate::test_util::queue::Sink;
 
 /// Small enough to enumerate every fill level, big enough that half of
 /// it is not 1.
 const CAPACITY: usize = 16;
-
-/// Records what the owner spills, batch by batch.
-struct Sink<T> {
-    singles: RefCell<Vec<T>>,
-    batches: RefCell<Vec<Vec<T>>>,
-}
-
-impl<T> Default for Sink<T> {
-    fn default() -> Self {
-        Sink { singles: RefCell::default(), batches: RefCell::default() }
-    }
-}
-
-impl<T> Overflow<T> for Sink<T> {
-    fn push(&self, task: T) {
-        self.singles.borrow_mut().push(task);
-    }
-
-    fn push_batch<I: Iterator<Item = T>>(&self, tasks: I) {
-        self.batches.borrow_mut().push(tasks.collect());
-    }
-}
 
 fn filled(capacity: usize, start: u32, count: u32) -> (Local<u32>, Steal<u32>) {
     let (mut local, steal) = with_start_index(capacity, start);

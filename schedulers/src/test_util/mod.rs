@@ -29,3 +29,8 @@ pub(crate) fn counting_waker() -> (Arc<WakeCount>, Waker) {
     let count = Arc::new(WakeCount(AtomicUsize::new(0)));
     (count.clone(), Waker::from(count))
 }
+
+/// The spill sink and the per-task ledger the local queues' unit and
+/// stress tests share (steal-half's ring and BWoS's blocks).
+#[cfg(not(loom))]
+pub(crate) mod queue;
