@@ -147,14 +147,7 @@ mod tests {
     use crate::record::CellKey;
 
     fn key() -> CellKey {
-        CellKey {
-            scheduler: "steal-half".into(),
-            workers: 2,
-            workload: "yield-many".into(),
-            knobs: String::new(),
-            params: String::new(),
-            rate_per_s: None,
-        }
+        CellKey::plain("steal-half", 2, "yield-many")
     }
 
     fn row(run: usize, throughput: f64) -> RunRecord {

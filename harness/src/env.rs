@@ -333,14 +333,7 @@ mod tests {
         assert!(line.contains("(unknown logical") && line.contains(", unknown memory,"), "{line}");
         let json = serde_json::to_value(&env).unwrap();
         assert!(json["logical_cpus"].is_null() && json["memory_bytes"].is_null(), "{json}");
-        let key = crate::record::CellKey {
-            scheduler: "tokio".into(),
-            workers: 1,
-            workload: "yield-many".into(),
-            knobs: String::new(),
-            params: String::new(),
-            rate_per_s: None,
-        };
+        let key = crate::record::CellKey::plain("tokio", 1, "yield-many");
         let row = crate::export::csv::row(&env, &crate::record::RunRecord::failed(key, 0, "x".into()));
         assert_eq!(row[5], "", "logical_cpus column");
     }

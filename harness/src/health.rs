@@ -55,14 +55,7 @@ mod tests {
     use crate::record::CellKey;
 
     fn record(ops: u64, failed: u64, extras: &[(&str, f64)]) -> RunRecord {
-        let key = CellKey {
-            scheduler: "steal-half".into(),
-            workers: 1,
-            workload: "rpc-fanout".into(),
-            knobs: String::new(),
-            params: String::new(),
-            rate_per_s: None,
-        };
+        let key = CellKey::plain("steal-half", 1, "rpc-fanout");
         let mut r = RunRecord::failed(key, 0, String::new());
         (r.ops, r.failed) = (Some(ops), Some(failed));
         r.extras = extras.iter().map(|(n, v)| (n.to_string(), *v)).collect();

@@ -241,14 +241,7 @@ mod tests {
 
     #[test]
     fn a_stamped_row_says_its_settings_and_a_restamp_replaces_them() {
-        let key = CellKey {
-            scheduler: "steal-half".into(),
-            workers: 2,
-            workload: "yield-many".into(),
-            knobs: String::new(),
-            params: String::new(),
-            rate_per_s: None,
-        };
+        let key = CellKey::plain("steal-half", 2, "yield-many");
         let mut rows = vec![RunRecord::failed(key, 0, "x".into())];
         rows[0].extras.push(("ns_per_task".into(), 7.0));
         settings(42).stamp(&mut rows);

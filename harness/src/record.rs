@@ -60,6 +60,19 @@ impl CellKey {
     pub fn without_scheduler(&self) -> (usize, &str, &str, &str, Option<u64>) {
         (self.workers, &self.workload, &self.knobs, &self.params, self.rate_per_s)
     }
+
+    /// For tests: a cell with default knobs, parameters and rate.
+    #[cfg(test)]
+    pub(crate) fn plain(scheduler: &str, workers: usize, workload: &str) -> CellKey {
+        CellKey {
+            scheduler: scheduler.into(),
+            workers,
+            workload: workload.into(),
+            knobs: String::new(),
+            params: String::new(),
+            rate_per_s: None,
+        }
+    }
 }
 
 impl fmt::Display for CellKey {

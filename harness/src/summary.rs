@@ -214,14 +214,7 @@ mod tests {
     use crate::record::Latencies;
 
     fn record(sched: &str, rate: u64, run: usize, throughput: f64, p99_us: f64) -> RunRecord {
-        let key = CellKey {
-            scheduler: sched.into(),
-            workers: 2,
-            workload: "rpc".into(),
-            knobs: String::new(),
-            params: String::new(),
-            rate_per_s: Some(rate),
-        };
+        let key = CellKey { rate_per_s: Some(rate), ..CellKey::plain(sched, 2, "rpc") };
         let mut r = RunRecord::failed(key, run, String::new());
         r.status = Status::Ok;
         r.throughput_per_s = Some(throughput);

@@ -410,14 +410,7 @@ mod tests {
     fn cells_without_a_rate_are_one_cell() {
         let path = scratch("cells");
         let mut store = Store::open(&path).unwrap();
-        let cell = CellKey {
-            scheduler: "global".into(),
-            workers: 2,
-            workload: "yield-many".into(),
-            knobs: String::new(),
-            params: String::new(),
-            rate_per_s: None,
-        };
+        let cell = CellKey::plain("global", 2, "yield-many");
         let run = |sha: &str| NewRun {
             key: RunKey {
                 git_sha: sha.into(),
