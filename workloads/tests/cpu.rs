@@ -50,17 +50,27 @@ fn cpu_per_request(sched: &str, service_us: u32) -> f64 {
 ///   runtime's own work per request at low load (measured on the 2-core
 ///   development VM: steal-half 37, smol 40, tokio 86);
 /// - going from S = 100 to S = 300 us adds 2 x 200 = 400 us per request,
-///   within -10% .. +20% (the runtime's share cancels; what is left is the spin,
-///   plus a CPU slowed by a busy neighbour: +10% seen on the loaded VM).
+///   within -10% .. +30% (the runtime's share cancels; what is left is the
+///   spin, which costs more than calibrated: the calibration keeps its
+///   fastest trial, and a shared VM's CPU speed drifts).
+///
+/// The +30%, measured on the 2-core VM with nothing else running: a control
+/// (40 ms of calibrated spin timed with the test thread's own CPU clock)
+/// cost 1.00-1.18 times its calibrated time, 1.06 typically; over 6 runs of
+/// this test the median addition was 411-459 us (1.03-1.15x) for each
+/// runtime; one CI run, with 3 repetitions then, saw smol add 526 us
+/// (1.31x) at 1.2% CPU pressure: its lows ran in a fast stretch (222, 226,
+/// 262 us) and its highs in a slow one (663, 753, 759 us). The errors this
+/// guards against are far larger: a worker's CPU not counted (about 0), a
+/// thread counted twice (800), wall time taken for CPU time (thousands).
 #[test]
 fn a_known_cpu_cost_per_request_is_reported_for_ours_tokio_and_smol() {
     let _serial = serial();
     const SPIN_US: f64 = 200.0;
     const ADDED_US: f64 = 400.0;
-    // Three interleaved repetitions per runtime, judged on their medians:
-    // one 600 ms run on a shared VM can land on a slowed CPU (a +22 %
-    // addition was seen once in CI at low load, never twice in a row).
-    const REPS: usize = 3;
+    // Five interleaved repetitions per runtime, judged on their medians:
+    // one 600 ms run in five or so lands 10-30% high on a shared VM.
+    const REPS: usize = 5;
     for sched in ["steal-half", "tokio", "smol"] {
         let ((mut lows, mut highs), stolen) = with_cpu_pressure(|| {
             let (mut lows, mut highs) = (Vec::new(), Vec::new());
@@ -80,8 +90,8 @@ fn a_known_cpu_cost_per_request_is_reported_for_ours_tokio_and_smol() {
         let added = high - low;
         let check = if !(lo..=hi).contains(&low) {
             Err(format!("{low:.1} us of CPU per request, outside [{lo}, {hi}]"))
-        } else if !(0.9 * ADDED_US..=1.2 * ADDED_US).contains(&added) {
-            Err(format!("2 x 200 us more spin added {added:.1} us of CPU per request, not 400 -10% +20%"))
+        } else if !(0.9 * ADDED_US..=1.3 * ADDED_US).contains(&added) {
+            Err(format!("2 x 200 us more spin added {added:.1} us of CPU per request, not 400 -10% +30%"))
         } else {
             Ok(())
         };
