@@ -16,7 +16,7 @@
 //! 2-vCPU machine; HTTP/1.1's one-segment hello only waited.
 //!
 //! So every listener asks for [`LISTEN_BACKLOG`]; the kernel caps it at
-//! `net.core.somaxconn`, which [`effective_backlog`] reads, and `serve`
+//! `net.core.somaxconn`, which [`somaxconn`] reads, and `serve`
 //! reports it with the machine's listen-queue overflows over its life.
 
 use std::io;
@@ -56,10 +56,17 @@ pub(crate) fn somaxconn() -> Option<u32> {
     std::fs::read_to_string(SOMAXCONN).ok()?.trim().parse().ok()
 }
 
-/// The backlog a listener bound by [`bind_listener`] gets here: the asked
-/// one capped at `net.core.somaxconn` (unknown without the file).
+/// The backlog a listener bound by [`bind_listener`] gets under the cap
+/// `somaxconn`: the asked one, capped.
+fn backlog_under(somaxconn: u32) -> u32 {
+    somaxconn.min(LISTEN_BACKLOG)
+}
+
+/// The backlog a listener bound by [`bind_listener`] gets here (unknown
+/// without `net.core.somaxconn`).
+#[cfg(test)]
 pub(crate) fn effective_backlog() -> Option<u32> {
-    somaxconn().map(|cap| cap.min(LISTEN_BACKLOG))
+    somaxconn().map(backlog_under)
 }
 
 /// The machine's `TcpExtListenOverflows` (every listener, every process),
@@ -82,12 +89,15 @@ fn tcp_ext(netstat: &str, name: &str) -> Option<u64> {
 /// `listen_backlog` and `listen_overflows` (left out when unknown).
 pub(crate) fn listen_report(overflows_at_start: Option<u64>) -> (String, Vec<(String, f64)>) {
     let mut extras = Vec::new();
-    let backlog = match (effective_backlog(), somaxconn()) {
-        (Some(b), Some(cap)) => {
+    let backlog = match somaxconn() {
+        Some(cap) => {
+            let b = backlog_under(cap);
             extras.push(("listen_backlog".to_string(), f64::from(b)));
             format!("listen backlog {b} (asked {LISTEN_BACKLOG}; net.core.somaxconn = {cap})")
         }
-        _ => format!("listen backlog asked {LISTEN_BACKLOG} (net.core.somaxconn unreadable: the kernel's cap unknown)"),
+        None => {
+            format!("listen backlog asked {LISTEN_BACKLOG} (net.core.somaxconn unreadable: the kernel's cap unknown)")
+        }
     };
     let overflows = match (overflows_at_start, listen_overflows()) {
         (Some(a), Some(b)) => {
