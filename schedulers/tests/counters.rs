@@ -340,57 +340,74 @@ fn busy_time_counts_running_not_parked() {
     }
 }
 
-/// A 2 ms timer whose only worker is kept busy for 40 ms after filing it
-/// fires late. Its lateness (fire time minus deadline) lies between what
-/// the task observes: the deadline is within [t0, t1] + 2 ms (clock reads
-/// around the sleep's creation) and the timer fired after the spin ended
-/// and before the task saw it complete. One timer: total == maximum.
+/// A timer of SLEEP (2 ms) whose only worker is kept busy for HOLD (SLEEP
+/// + 38 ms) after filing it fires late. Its lateness (fire time minus
+/// deadline) lies between what the task observes: the deadline is within
+/// [t0, t1] + SLEEP (clock reads around the sleep's creation) and the
+/// timer fired after the spin ended and before the task saw it complete.
+/// One timer: total == maximum. A round whose task was preempted past the
+/// deadline before it filed the timer runs again with a longer SLEEP
+/// ([`common::with_lead`]).
 #[test]
 fn timer_lateness_is_fire_time_minus_deadline() {
     const SLEEP: Duration = Duration::from_millis(2);
-    const HOLD: Duration = Duration::from_millis(40);
+    const HOLD_PAST: Duration = Duration::from_millis(38);
     for kind in [SchedulerKind::StealHalf, SchedulerKind::CurrentThread] {
-        let (rt, _) = build(kind, 1, &[]);
         let what = format!("{kind} x1");
-        let times = Arc::new(Mutex::new(None));
-        let out = times.clone();
-        let latch = Latch::new(1);
-        let l = latch.clone();
-        drop(rt.spawn(async move {
-            let t0 = Instant::now();
-            let mut sleep = pin!(wsbench_schedulers::time::sleep(SLEEP));
-            let t1 = Instant::now();
-            // File the timer, then keep the only worker busy past it.
-            poll_fn(|cx| {
-                assert!(sleep.as_mut().poll(cx).is_pending(), "a 2 ms sleep is pending at once");
-                Poll::Ready(())
-            })
-            .await;
-            while t1.elapsed() < HOLD {
+        common::with_lead(&what, SLEEP, |sleep_for| {
+            let (rt, _) = build(kind, 1, &[]);
+            let [t0, t1, spin_end, woke] = late_timer(&rt, sleep_for, sleep_for + HOLD_PAST, &what)?;
+            let d = rt.metrics().driver;
+            assert_eq!(d.timers_fired, 1, "{what}: {d:?}");
+            assert_eq!(d.timer_lateness_us_total, d.timer_lateness_us_max, "{what}: one timer: {d:?}");
+            let us = |x: Duration| x.as_micros() as u64;
+            let lo = us(spin_end.saturating_duration_since(t1 + sleep_for));
+            let hi = us(woke.saturating_duration_since(t0 + sleep_for));
+            assert!(lo >= 30_000, "{what}: the spin held the worker {lo} us past the deadline");
+            assert!(
+                (lo..=hi).contains(&d.timer_lateness_us_max),
+                "{what}: lateness {} us outside [{lo}, {hi}]",
+                d.timer_lateness_us_max
+            );
+            assert!(rt.shutdown_timeout(LIMIT), "{what}: shutdown");
+            Some(())
+        });
+    }
+}
+
+/// One task on `rt` files a `sleep_for` timer, spins until `hold` after
+/// filing it, then awaits it; returns its clock reads (t0, t1 around the
+/// sleep's creation, the spin's end, the wake-up), or `None` when the
+/// timer was already due at its first poll (the task was preempted that
+/// long), so nothing was filed.
+fn late_timer(rt: &Runtime, sleep_for: Duration, hold: Duration, what: &str) -> Option<[Instant; 4]> {
+    let times = Arc::new(Mutex::new(None));
+    let out = times.clone();
+    let latch = Latch::new(1);
+    let l = latch.clone();
+    drop(rt.spawn(async move {
+        let t0 = Instant::now();
+        let mut sleep = pin!(wsbench_schedulers::time::sleep(sleep_for));
+        let t1 = Instant::now();
+        // File the timer, then keep the only worker busy past it.
+        let filed = poll_fn(|cx| Poll::Ready(sleep.as_mut().poll(cx).is_pending())).await;
+        if filed {
+            while t1.elapsed() < hold {
                 std::hint::spin_loop();
             }
             let spin_end = Instant::now();
             sleep.await;
-            let woke = Instant::now();
-            *out.lock().unwrap() = Some((t0, t1, spin_end, woke));
-            l.count_down();
-        }));
-        latch.wait(LIMIT, &what);
-        let (t0, t1, spin_end, woke) = times.lock().unwrap().expect("times recorded");
-        let d = rt.metrics().driver;
-        assert_eq!(d.timers_fired, 1, "{what}: {d:?}");
-        assert_eq!(d.timer_lateness_us_total, d.timer_lateness_us_max, "{what}: one timer: {d:?}");
-        let us = |x: Duration| x.as_micros() as u64;
-        let lo = us(spin_end.saturating_duration_since(t1 + SLEEP));
-        let hi = us(woke.saturating_duration_since(t0 + SLEEP));
-        assert!(lo >= 30_000, "{what}: the spin held the worker {lo} us past the deadline");
-        assert!(
-            (lo..=hi).contains(&d.timer_lateness_us_max),
-            "{what}: lateness {} us outside [{lo}, {hi}]",
-            d.timer_lateness_us_max
-        );
-        assert!(rt.shutdown_timeout(LIMIT), "{what}: shutdown");
-    }
+            *out.lock().unwrap() = Some(Some([t0, t1, spin_end, Instant::now()]));
+        } else {
+            // Ready at once: only if the deadline had passed before the poll.
+            assert!(t0.elapsed() >= sleep_for, "a {sleep_for:?} sleep was ready before its deadline");
+            *out.lock().unwrap() = Some(None);
+        }
+        l.count_down();
+    }));
+    latch.wait(LIMIT, what);
+    let recorded = times.lock().unwrap().take();
+    recorded.expect("times recorded")
 }
 
 /// Three blocking closures that must run at once (a barrier of 3 plus the

@@ -163,15 +163,21 @@ fn registered_policy_cancels_pending_tasks_exactly_once_at_shutdown() {
     }
     let rt = Builder::new(fifo()).workers(2).build().unwrap();
     let drops = Arc::new(AtomicUsize::new(0));
+    let (started_tx, started) = std::sync::mpsc::channel();
     for _ in 0..50 {
         let guard = Dropped(drops.clone());
+        let started_tx = started_tx.clone();
         drop(rt.spawn(async move {
             let _guard = guard;
+            started_tx.send(()).unwrap();
             std::future::pending::<()>().await;
         }));
     }
-    // Let them all start and park on `pending`.
-    std::thread::sleep(Duration::from_millis(50));
+    // Every one has started and is parked on `pending` (a hang detector,
+    // not a timing assertion).
+    for _ in 0..50 {
+        started.recv_timeout(Duration::from_secs(60)).expect("a spawned task never started");
+    }
     assert!(rt.shutdown_timeout(Duration::from_secs(5)), "workers must exit");
     assert_eq!(drops.load(Ordering::SeqCst), 50, "each pending future dropped exactly once");
 }

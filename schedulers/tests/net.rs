@@ -196,8 +196,9 @@ fn shutdown_with_tasks_blocked_on_sockets_and_timers_does_not_hang() {
 
 /// Set in the child process of [`accept_out_of_descriptors_is_an_error`].
 const EMFILE_CHILD: &str = "WSBENCH_NET_EMFILE_CHILD";
-/// Descriptor limit the child runs under (`ulimit -n`).
-const CHILD_FD_LIMIT: u32 = 256;
+/// Descriptor limit the child runs under (`ulimit -S -n`), or the hard
+/// limit where that is lower (the child exhausts whatever it has).
+const CHILD_FD_LIMIT: u64 = 256;
 /// Linux's "too many open files".
 const EMFILE: i32 = 24;
 
@@ -210,9 +211,9 @@ fn accept_out_of_descriptors_is_an_error() {
         return;
     }
     let exe = std::env::current_exe().unwrap();
-    let script = format!(
-        "ulimit -n {CHILD_FD_LIMIT} && exec \"$0\" accept_out_of_descriptors_is_an_error --exact --test-threads=1"
-    );
+    let limit = CHILD_FD_LIMIT.min(nofile_hard());
+    let script =
+        format!("ulimit -S -n {limit} && exec \"$0\" accept_out_of_descriptors_is_an_error --exact --test-threads=1");
     let out = Command::new("sh").arg("-c").arg(script).arg(exe).env(EMFILE_CHILD, "1").output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -221,6 +222,15 @@ fn accept_out_of_descriptors_is_an_error() {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// This process's hard limit on open files (`/proc/self/limits`; a soft
+/// limit can be lowered to anything at or below it).
+fn nofile_hard() -> u64 {
+    let limits = std::fs::read_to_string("/proc/self/limits").expect("/proc/self/limits");
+    let line = limits.lines().find(|l| l.starts_with("Max open files")).expect("a Max open files line");
+    // "Max open files   SOFT   HARD   files"; "unlimited" is above anything.
+    line.split_whitespace().nth(4).map_or(u64::MAX, |h| h.parse().unwrap_or(u64::MAX))
 }
 
 fn emfile_child() {

@@ -2,8 +2,10 @@
 //! at 1 worker, the others at 1, 2 and 8 workers; those that take the
 //! `timer` knob also with `timer=per-worker` (one wheel per worker).
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::future::Future;
+use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -132,9 +134,15 @@ struct Outcome {
 }
 
 async fn probed_sleep(deadline: Instant) -> Outcome {
-    let registered_seq = SEQ.fetch_add(1, Ordering::SeqCst);
     let mut p = Probed::new(sleep_until(deadline));
-    (&mut p).await;
+    // The first poll files the timer; its registration is sequenced after
+    // that, so a task preempted between its clock check and the filing is
+    // never counted as waiting in the wheel before it was there.
+    let first = poll_fn(|cx| Poll::Ready(Pin::new(&mut p).poll(cx))).await;
+    let registered_seq = SEQ.fetch_add(1, Ordering::SeqCst);
+    if first.is_pending() {
+        (&mut p).await;
+    }
     let fired_on = *p.probe.fired_on.lock().unwrap();
     Outcome {
         deadline,
@@ -156,15 +164,17 @@ fn check_deadline_order(outcomes: &[Outcome], label: &str) {
         Registered(Instant),
         Fired(Instant),
     }
-    let mut events: Vec<(u64, Ev)> = Vec::new();
+    let mut events: Vec<(u64, u8, Ev)> = Vec::new();
     for o in outcomes.iter().filter(|o| !o.immediate) {
         assert_ne!(o.fired_seq, NOT_FIRED, "{label}: completed without a wake");
-        events.push((o.registered_seq, Ev::Registered(o.deadline)));
-        events.push((o.fired_seq, Ev::Fired(o.deadline)));
+        // A timer that fired before its task took the registration number
+        // was registered just before it fired.
+        events.push((o.registered_seq.min(o.fired_seq), 0, Ev::Registered(o.deadline)));
+        events.push((o.fired_seq, 1, Ev::Fired(o.deadline)));
     }
-    events.sort_unstable_by_key(|e| e.0);
+    events.sort_unstable_by_key(|e| (e.0, e.1));
     let mut waiting: BTreeMap<Instant, usize> = BTreeMap::new();
-    for (_, ev) in events {
+    for (_, _, ev) in events {
         match ev {
             Ev::Registered(d) => *waiting.entry(d).or_default() += 1,
             Ev::Fired(d) => {
@@ -242,42 +252,60 @@ fn hundred_thousand_sleeps_fire_once_never_early_in_deadline_order() {
     }
 }
 
+/// 2,000 timers, each polled once (filed) and dropped (cancelled) before
+/// its deadline, then a sleep past all of them: none fires, and only that
+/// sleep is counted. A round whose clock shows a cancel at or after its
+/// deadline (the task was preempted that long) proves nothing and runs
+/// again with a longer lead ([`common::with_lead`]).
 #[test]
 fn cancelled_timers_never_fire() {
     const TIMERS: usize = 2_000;
     const CANCEL_AHEAD: Duration = Duration::from_millis(50);
     for c in configs() {
         let label = c.to_string();
-        let rt = runtime(c);
-        let probes = rt.block_on(async {
-            let mut tasks = Vec::new();
-            for i in 0..TIMERS {
-                // Each in its own task, so every poll has a fresh budget;
-                // far enough ahead that it cannot fire between poll and drop.
-                let deadline = Instant::now() + CANCEL_AHEAD + Duration::from_micros(i as u64);
-                tasks.push(wsbench_schedulers::spawn(async move {
-                    let mut p = Probed::new(sleep_until(deadline));
-                    let polled = Pin::new(&mut p).poll(&mut Context::from_waker(Waker::noop()));
-                    assert!(polled.is_pending(), "timer {i} elapsed at once");
-                    (deadline, p.probe.clone())
-                    // `p` drops here: the timer is cancelled.
-                }));
-            }
-            let mut probes = Vec::new();
-            for t in tasks {
-                probes.push(t.await.expect("cancelling task"));
-            }
-            let last = probes.iter().map(|p| p.0).max().unwrap();
-            // The wheel fires in deadline order, so once this sleep is done
-            // every cancelled deadline has been passed by the driver.
-            sleep_until(last + Duration::from_millis(2)).await;
-            probes
+        let (probes, fired) = common::with_lead(&label, CANCEL_AHEAD, |lead| {
+            let rt = runtime(c);
+            let probes = rt.block_on(cancel_ahead(TIMERS, lead, &label))?;
+            Some((probes, rt.metrics().driver.timers_fired))
         });
-        for (_, p) in &probes {
+        for p in &probes {
             assert_eq!(p.wakes.load(Ordering::SeqCst), 0, "{label}: a cancelled timer fired");
         }
-        assert_eq!(rt.metrics().driver.timers_fired, 1, "{label}: only the final sleep fires");
+        assert_eq!(fired, 1, "{label}: only the final sleep fires");
     }
+}
+
+/// The rounds of [`cancelled_timers_never_fire`]: `None` when some timer
+/// was not filed and cancelled before its deadline.
+async fn cancel_ahead(timers: usize, lead: Duration, label: &str) -> Option<Vec<Arc<Probe>>> {
+    let mut tasks = Vec::new();
+    for i in 0..timers {
+        // Each in its own task, so every poll has a fresh budget.
+        let deadline = Instant::now() + lead + Duration::from_micros(i as u64);
+        let label = label.to_string();
+        tasks.push(wsbench_schedulers::spawn(async move {
+            let mut p = Probed::new(sleep_until(deadline));
+            let polled = Pin::new(&mut p).poll(&mut Context::from_waker(Waker::noop()));
+            let probe = p.probe.clone();
+            drop(p); // the timer is cancelled
+            let cancelled_at = Instant::now();
+            assert!(polled.is_pending() || cancelled_at >= deadline, "{label}: timer {i} elapsed early");
+            (deadline, probe, polled.is_pending() && cancelled_at < deadline)
+        }));
+    }
+    let mut probes = Vec::new();
+    let mut ahead = true;
+    let mut last = Instant::now();
+    for t in tasks {
+        let (deadline, probe, in_time) = t.await.expect("cancelling task");
+        ahead &= in_time;
+        last = last.max(deadline);
+        probes.push(probe);
+    }
+    // The wheel fires in deadline order, so once this sleep is done every
+    // cancelled deadline has been passed by the driver.
+    sleep_until(last + Duration::from_millis(2)).await;
+    ahead.then_some(probes)
 }
 
 #[test]

@@ -81,7 +81,8 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 
 /// Sleeps armed by tasks on the workers (each polled once there, in a
 /// task of its own so that the poll has a fresh budget), handed to the
-/// caller.
+/// caller. A sleep may be ready at once only if its deadline had passed
+/// (the caller's clock tells whether its setup was ahead of them).
 fn arm_on_a_worker(rt: &Runtime, deadlines: Vec<Instant>) -> Vec<(Sleep, Arc<Probe>)> {
     rt.block_on(async move {
         let tasks: Vec<_> = deadlines
@@ -90,7 +91,8 @@ fn arm_on_a_worker(rt: &Runtime, deadlines: Vec<Instant>) -> Vec<(Sleep, Arc<Pro
                 spawn(async move {
                     let (p, waker) = probe();
                     let mut s = sleep_until(d);
-                    assert!(poll_with(&mut s, &waker).is_pending(), "armed {:?} ahead", d - Instant::now());
+                    let pending = poll_with(&mut s, &waker).is_pending();
+                    assert!(pending || Instant::now() >= d, "ready {:?} before its deadline", d - Instant::now());
                     (s, p)
                 })
             })
@@ -103,6 +105,12 @@ fn arm_on_a_worker(rt: &Runtime, deadlines: Vec<Instant>) -> Vec<(Sleep, Arc<Pro
     })
 }
 
+/// 400 timers armed on the workers; from this (non-worker) thread the even
+/// ones are cancelled and the odd ones re-polled with a new waker, which
+/// their fire must reach, never early and never the replaced waker. The
+/// deadlines are a lead ahead of the start; a round whose setup (arming,
+/// cancels, re-polls) did not end before the first deadline runs again
+/// with a longer lead ([`common::with_lead`]).
 #[test]
 fn cancel_and_poll_from_another_thread() {
     const TIMERS: usize = 400;
@@ -111,42 +119,53 @@ fn cancel_and_poll_from_another_thread() {
         for workers in [1, 2, 8] {
             for mode in MODES {
                 let label = format!("{kind} x{workers} timer={mode}");
-                let rt = runtime(kind, workers, mode);
-                let start = Instant::now();
-                let deadlines: Vec<Instant> =
-                    (0..TIMERS).map(|i| start + AHEAD + Duration::from_micros(20 * i as u64)).collect();
-                let armed = arm_on_a_worker(&rt, deadlines.clone());
-                // On this (non-worker) thread: cancel the even ones, re-poll
-                // the odd ones with a new waker, which the fire must reach.
-                let mut kept = Vec::new();
-                let mut cancelled = Vec::new();
-                for (i, (mut s, old)) in armed.into_iter().enumerate() {
-                    if i % 2 == 0 {
-                        drop(s);
-                        cancelled.push(old);
-                    } else {
-                        let (p, waker) = probe();
-                        assert!(poll_with(&mut s, &waker).is_pending(), "{label}: timer {i} fired early");
-                        kept.push((i, s, p, old));
-                    }
-                }
-                wait_until(&label, || kept.iter().all(|(_, _, p, _)| p.wakes.load(Ordering::SeqCst) > 0));
-                for (i, s, p, old) in &mut kept {
-                    assert_eq!(p.wakes.load(Ordering::SeqCst), 1, "{label}: timer {i} woke twice");
-                    assert_eq!(old.wakes.load(Ordering::SeqCst), 0, "{label}: timer {i} woke its replaced waker");
-                    let at = p.first_at.lock().unwrap().unwrap();
-                    assert!(at >= deadlines[*i], "{label}: timer {i} early by {:?}", deadlines[*i] - at);
-                    assert!(poll_with(s, Waker::noop()).is_ready(), "{label}: fired but not ready");
-                }
-                // Every cancelled deadline is behind the last kept one.
-                assert!(cancelled.iter().all(|p| p.wakes.load(Ordering::SeqCst) == 0), "{label}: a cancel fired");
-                let m = rt.metrics().driver;
-                assert_eq!(m.timers_fired, (TIMERS / 2) as u64, "{label}: timers_fired");
-                let remote = if mode == "per-worker" { TIMERS / 2 } else { 0 };
-                assert_eq!(m.timer_remote_cancels, remote as u64, "{label}: timer_remote_cancels");
+                common::with_lead(&label, AHEAD, |lead| cancel_and_poll_round(kind, workers, mode, TIMERS, lead));
             }
         }
     }
+}
+
+/// One round of [`cancel_and_poll_from_another_thread`]; `None` when the
+/// setup overran the first deadline.
+fn cancel_and_poll_round(kind: SchedulerKind, workers: usize, mode: &str, timers: usize, lead: Duration) -> Option<()> {
+    let label = format!("{kind} x{workers} timer={mode}");
+    let rt = runtime(kind, workers, mode);
+    let start = Instant::now();
+    let deadlines: Vec<Instant> = (0..timers).map(|i| start + lead + Duration::from_micros(20 * i as u64)).collect();
+    let armed = arm_on_a_worker(&rt, deadlines.clone());
+    let mut kept = Vec::new();
+    let mut cancelled = Vec::new();
+    let mut repolled_pending = true;
+    for (i, (mut s, old)) in armed.into_iter().enumerate() {
+        if i % 2 == 0 {
+            drop(s);
+            cancelled.push(old);
+        } else {
+            let (p, waker) = probe();
+            repolled_pending &= poll_with(&mut s, &waker).is_pending();
+            kept.push((i, s, p, old));
+        }
+    }
+    if Instant::now() >= deadlines[0] {
+        return None;
+    }
+    // Every arm, cancel and re-poll came before any deadline.
+    assert!(repolled_pending, "{label}: a timer was ready before its deadline");
+    wait_until(&label, || kept.iter().all(|(_, _, p, _)| p.wakes.load(Ordering::SeqCst) > 0));
+    for (i, s, p, old) in &mut kept {
+        assert_eq!(p.wakes.load(Ordering::SeqCst), 1, "{label}: timer {i} woke twice");
+        assert_eq!(old.wakes.load(Ordering::SeqCst), 0, "{label}: timer {i} woke its replaced waker");
+        let at = p.first_at.lock().unwrap().unwrap();
+        assert!(at >= deadlines[*i], "{label}: timer {i} early by {:?}", deadlines[*i] - at);
+        assert!(poll_with(s, Waker::noop()).is_ready(), "{label}: fired but not ready");
+    }
+    // Every cancelled deadline is behind the last kept one.
+    assert!(cancelled.iter().all(|p| p.wakes.load(Ordering::SeqCst) == 0), "{label}: a cancel fired");
+    let m = rt.metrics().driver;
+    assert_eq!(m.timers_fired, (timers / 2) as u64, "{label}: timers_fired");
+    let remote = if mode == "per-worker" { timers / 2 } else { 0 };
+    assert_eq!(m.timer_remote_cancels, remote as u64, "{label}: timer_remote_cancels");
+    Some(())
 }
 
 #[test]

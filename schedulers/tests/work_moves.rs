@@ -27,15 +27,19 @@ fn spin(d: Duration) {
 /// down to timing (one CI run saw a single one-task steal).
 const ROOMY_RING: &str = "8192";
 
-fn skewed(kind: SchedulerKind) -> wsbench_schedulers::metrics::RuntimeMetrics {
-    let rt = if matches!(kind, SchedulerKind::StealHalf | SchedulerKind::Bwos) {
+fn skewed_runtime(kind: SchedulerKind) -> wsbench_schedulers::Runtime {
+    if matches!(kind, SchedulerKind::StealHalf | SchedulerKind::Bwos) {
         Builder::new(kind).workers(WORKERS).knob("queue-capacity", ROOMY_RING).build().unwrap()
     } else {
         build(kind, WORKERS)
-    };
+    }
+}
+
+/// One round: one task on one worker spawns everything (all work starts
+/// local); returns once every task ran.
+fn skewed_round(rt: &wsbench_schedulers::Runtime, what: &str) {
     let latch = Latch::new(TASKS);
     let l = latch.clone();
-    // One task on one worker spawns everything: all work starts local.
     rt.spawn(async move {
         for _ in 0..TASKS {
             let l = l.clone();
@@ -45,22 +49,45 @@ fn skewed(kind: SchedulerKind) -> wsbench_schedulers::metrics::RuntimeMetrics {
             });
         }
     });
-    latch.wait(Duration::from_secs(60), kind.name());
+    latch.wait(Duration::from_secs(60), what);
+}
+
+fn skewed(kind: SchedulerKind) -> wsbench_schedulers::metrics::RuntimeMetrics {
+    let rt = skewed_runtime(kind);
+    skewed_round(&rt, kind.name());
     rt.metrics()
 }
 
+/// Hang detector of [`skewed_until`].
+const SPREAD_LIMIT: Duration = Duration::from_secs(60);
+
+/// Rounds of skewed spawns (counters add up over them) until `moved`
+/// holds; a hang detector after [`SPREAD_LIMIT`]. Which workers the kernel
+/// runs during a round is its choice: on a loaded machine a worker may
+/// not run at all for one round's ~50 ms, never for a minute.
+fn skewed_until(kind: SchedulerKind, moved: impl Fn(&wsbench_schedulers::metrics::RuntimeMetrics) -> bool) {
+    let rt = skewed_runtime(kind);
+    let start = Instant::now();
+    loop {
+        skewed_round(&rt, kind.name());
+        let m = rt.metrics();
+        if moved(&m) {
+            return;
+        }
+        assert!(start.elapsed() < SPREAD_LIMIT, "{kind}: work did not move in {SPREAD_LIMIT:?}: {:?}", m.workers);
+    }
+}
+
+/// Under the stealing policies the spawner's queue is stolen from (by
+/// batches under steal-half) and every worker polls some of its tasks.
 #[test]
 fn stealing_policies_spread_skewed_spawns() {
     for kind in [SchedulerKind::StealOne, SchedulerKind::StealHalf, SchedulerKind::Bwos] {
-        let m = skewed(kind);
-        let t = m.totals();
-        assert!(t.steals > 0 && t.tasks_stolen > 0, "{kind}: no steals: {t:?}");
-        for (i, w) in m.workers.iter().enumerate() {
-            assert!(w.polls > 0, "{kind}: worker {i} polled nothing: {:?}", m.workers);
-        }
-        if kind == SchedulerKind::StealHalf {
-            assert!(t.tasks_stolen > t.steals, "steal-half should move batches: {t:?}");
-        }
+        skewed_until(kind, |m| {
+            let t = m.totals();
+            let batches = kind != SchedulerKind::StealHalf || t.tasks_stolen > t.steals;
+            t.steals > 0 && t.tasks_stolen > 0 && batches && m.workers.iter().all(|w| w.polls > 0)
+        });
     }
 }
 

@@ -108,3 +108,27 @@ impl Drop for DropCount {
         self.0.fetch_add(1, Ordering::Relaxed);
     }
 }
+
+/// The longest lead [`with_lead`] tries: a hang detector (a test's setup
+/// takes microseconds to milliseconds).
+pub const LEAD_LIMIT: Duration = Duration::from_secs(10);
+
+/// Runs `round(lead)` with a lead (how far ahead of now its timers are
+/// due) starting at `first` and growing 4x, until a round returns `Some`.
+/// A round returns `None` when its clock shows that its setup (arming,
+/// polling, cancelling) did not finish before the deadlines it set: then
+/// what it would assert ("pending", "cancelled before it fired") is not
+/// owed, and a machine that preempted the setup past a deadline gets a
+/// longer lead instead of a false failure. A round must still fail on
+/// anything that is wrong at any lead (a sleep ready before its deadline).
+pub fn with_lead<T>(what: &str, first: Duration, mut round: impl FnMut(Duration) -> Option<T>) -> T {
+    let mut lead = first;
+    loop {
+        if let Some(out) = round(lead) {
+            return out;
+        }
+        assert!(lead < LEAD_LIMIT, "{what}: the setup overran even a {lead:?} lead");
+        eprintln!("{what}: the setup overran a {lead:?} lead; again with {:?}", lead * 4);
+        lead *= 4;
+    }
+}
