@@ -18,6 +18,7 @@
 #   results.csv  results.json  summary.md  table.txt  mode  hdr/*.hlog  plots/*.svg|png
 #   compare.md  compare.json  (when a baseline exists)
 #   changepoints.md  changepoints.json  report.html
+#   measure.csv  (full mode: scripts/measure.sh --gate, the machine's figures)
 # adds the run to the history (results/history[-tiny].sqlite, or
 # $WSBENCH_HISTORY), runs `wsbench history detect` over it and writes the
 # HTML report. Exit status: 2 when compare or detect had unusable input; else
@@ -132,10 +133,10 @@ fi
 
 echo "nightly: ${cores} logical CPUs, output in $out" >&2
 if [ "$tiny" != 1 ]; then
-    # The known-answer timing tests in their strict form: on the nightly's
-    # dedicated machine a check that fails is a failure, even when CPU was
-    # stolen (under plain `cargo test` that case is reported inconclusive).
-    WSBENCH_STRICT_MEASUREMENT=1 cargo test --release -p wsbench-workloads --test measurement >&2
+    # The machine's own behaviour (calibrated spin against the CPU meter,
+    # idle=backoff vs idle=park, fixed service time p50): figures in
+    # $out/measure.csv, gated on the nightly's dedicated machine.
+    scripts/measure.sh --gate "$out/measure.csv" >&2
 fi
 "$bin" run "${matrix[@]}" "${ab_args[@]}" --quiet \
     --csv "$out/results.csv" --json "$out/results.json" --markdown "$out/summary.md" --hdr-dir "$out/hdr" \
