@@ -138,11 +138,15 @@ async fn probed_sleep(deadline: Instant) -> Outcome {
     // The first poll files the timer; its registration is sequenced after
     // that, so a task preempted between its clock check and the filing is
     // never counted as waiting in the wheel before it was there.
-    let first = poll_fn(|cx| Poll::Ready(Pin::new(&mut p).poll(cx))).await;
-    let registered_seq = SEQ.fetch_add(1, Ordering::SeqCst);
-    if first.is_pending() {
-        (&mut p).await;
-    }
+    // Polled only when the executor polls it (first, then after wakes).
+    let mut registered_seq = None;
+    poll_fn(|cx| {
+        let r = Pin::new(&mut p).poll(cx);
+        registered_seq.get_or_insert_with(|| SEQ.fetch_add(1, Ordering::SeqCst));
+        r
+    })
+    .await;
+    let registered_seq = registered_seq.expect("polled at least once");
     let fired_on = *p.probe.fired_on.lock().unwrap();
     Outcome {
         deadline,
