@@ -1,5 +1,6 @@
 //! Dispatch of the subcommands (exit statuses: `exit.rs`).
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -13,16 +14,26 @@ use crate::exit::negative;
 use crate::export::csv::CsvExporter;
 use crate::export::{self, Exporter};
 use crate::outcome::{Results, Settings};
+use crate::record::{RunRecord, Status};
 use crate::{compare, config, history, isolate, listing, matrix, merge, plot, remote, report, table};
 
 /// Parses the command line and runs the chosen subcommand.
 pub fn run() -> Result<ExitCode> {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // `--help` and `--version`: clap prints them and exits 0.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            // Usage errors in clap's own words, with long values cut short.
+            eprint!("{}", crate::exit::shorten_values(&e.render().to_string()));
+            return Ok(ExitCode::from(crate::exit::EXIT_UNUSABLE));
+        }
+    };
     match cli.command {
         None => run_matrix(&cli.run),
         Some(Command::Run(args)) => run_matrix(&args),
         Some(Command::List) => {
-            print!("{}", listing::render());
+            crate::out!("{}", listing::render());
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Compare(args)) => compare::main(&args),
@@ -36,7 +47,7 @@ pub fn run() -> Result<ExitCode> {
         Some(Command::Doctor(args)) => {
             let workers = config::parse_workers(args.workers.as_deref())?;
             let planned = workers.iter().copied().max().unwrap_or(1);
-            print!(
+            crate::out!(
                 "{}",
                 doctor::render(&doctor::inspect(
                     &Machine::this(),
@@ -72,7 +83,7 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
     if let (Some(ab), Some(base)) = (&config.ab, &base_results) {
         let ok = base.cells.iter().map(|c| c.ok_runs).sum::<usize>();
         let all = base.records.len();
-        println!(
+        crate::outln!(
             "A/B: the base `{}` ran every run too ({ok} of {all} ok), its rows in {}; judge the pairs with: wsbench compare {} {}",
             ab.bin.display(),
             ab.csv.display(),
@@ -80,7 +91,7 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
             config.csv.as_ref().map_or_else(|| "CURRENT.csv".to_string(), |p| p.display().to_string()),
         );
     }
-    println!("{}", results.env.describe());
+    crate::outln!("{}", results.env.describe());
     table::print_results(&results);
     if let (Some(ab), Some(base)) = (&config.ab, &base_results) {
         if base.cells.iter().all(|c| c.ok_runs == 0) {
@@ -92,7 +103,28 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
         }
     }
     if results.cells.iter().all(|c| c.ok_runs == 0) {
-        return Err(negative("every run failed; see the error column".to_string()));
+        return Err(negative(every_run_failed(&results.records, config.csv.as_deref())));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// "every run failed", with the first reason: with `-q` the per-run
+/// failures are printed nowhere else, and the table has no error column.
+fn every_run_failed(records: &[RunRecord], csv: Option<&Path>) -> String {
+    let mut reasons: Vec<&str> = Vec::new();
+    for r in records.iter().filter(|r| r.status == Status::Failed) {
+        if !reasons.contains(&r.error.as_str()) {
+            reasons.push(&r.error);
+        }
+    }
+    let mut text = format!("every run failed ({} run(s))", records.len());
+    match reasons.as_slice() {
+        [] => {}
+        [only] => text.push_str(&format!("; the error: {only}")),
+        [first, rest @ ..] => text.push_str(&format!("; the first error: {first} ({} other error(s))", rest.len())),
+    }
+    if let Some(csv) = csv {
+        text.push_str(&format!("; each run's error is in the error column of {}", csv.display()));
+    }
+    text
 }

@@ -116,11 +116,11 @@ pub struct RunArgs {
 
     /// Pin workers round-robin to the allowed cores (load generator on separate cores when there
     /// are enough).
-    #[arg(long, overrides_with = "no_pin")]
+    #[arg(long, conflicts_with = "no_pin")]
     pub pin: bool,
 
     /// Do not pin threads (the default).
-    #[arg(long = "no-pin", overrides_with = "pin")]
+    #[arg(long = "no-pin")]
     pub no_pin: bool,
 
     /// Impose a grouping of workers as GROUPSxSIZE (e.g. `8x16`: 8 groups of 16 consecutive
@@ -232,14 +232,19 @@ pub struct CompareArgs {
     pub base: PathBuf,
     /// The results CSV to judge against the baseline.
     pub current: PathBuf,
-    /// Effect-size floor for throughput, p50 and p90: smaller changes are `unchanged`.
+    /// Effect-size floor for throughput, p50 and p90, a percentage (`5%`; a bare `5` is five
+    /// percent too, a bare number below 1 is refused as ambiguous): smaller changes are
+    /// `unchanged`.
     #[arg(long, value_name = "PERCENT", default_value = "5%", allow_hyphen_values = true)]
     pub threshold: String,
-    /// Effect-size floor for the tail (p99, p99.9), which is noisier.
+    /// Effect-size floor for the tail (p99, p99.9) and CPU per op, which are noisier; a
+    /// percentage, as --threshold.
     #[arg(long, value_name = "PERCENT", default_value = "10%", allow_hyphen_values = true)]
     pub tail_threshold: String,
-    /// Significance level of the two-sided Mann-Whitney U test over the runs.
-    #[arg(long, value_name = "P", default_value_t = 0.05, allow_hyphen_values = true)]
+    /// Significance level, a fraction in (0, 1) (`0.05`, or `5%`): a metric changes only when
+    /// both its Mann-Whitney U p-value and its Benjamini-Hochberg q-value (Welch's t-test on the
+    /// log runs, corrected for every comparison) are below it.
+    #[arg(long, value_name = "FRACTION", default_value = "0.05", allow_hyphen_values = true, value_parser = fraction_value)]
     pub alpha: f64,
     /// Also write the verdicts as JSON to this path.
     #[arg(long, value_name = "PATH")]
@@ -298,6 +303,27 @@ fn chart_px(text: &str) -> Result<u32, String> {
     whole_in(text, MIN_CHART_PX, MAX_CHART_PX).map(|v| v as u32)
 }
 
+fn workers_value(text: &str) -> Result<usize, String> {
+    whole_in(text, 1, wsbench_schedulers::MAX_WORKERS as u64).map(|v| v as usize)
+}
+
+/// The most shuffles `history detect --permutations` takes.
+pub const MAX_PERMUTATIONS: u64 = 100_000;
+
+fn permutations_value(text: &str) -> Result<usize, String> {
+    whole_in(text, 1, MAX_PERMUTATIONS).map(|v| v as usize)
+}
+
+fn min_size_value(text: &str) -> Result<usize, String> {
+    whole_in(text, 2, MAX_RUNS).map(|v| v as usize)
+}
+
+/// A fraction in (0, 1), the error naming the value and the forms
+/// (clap adds the option's name).
+fn fraction_value(text: &str) -> Result<f64, String> {
+    crate::parse::parse_fraction(text).map_err(|e| format!("{e:#}"))
+}
+
 /// Where the history lives unless `--db` says otherwise.
 pub const DEFAULT_HISTORY_DB: &str = "results/history.sqlite";
 
@@ -351,20 +377,22 @@ pub struct HistoryDetectArgs {
     /// p90_us, p99_us, p999_us].
     #[arg(long, value_name = "LIST|all")]
     pub metric: Option<String>,
-    /// A split is a change point when its permutation p-value is below this.
-    #[arg(long, value_name = "P", default_value_t = 0.01)]
+    /// A split is a change point when its permutation p-value is below this: a fraction in (0, 1)
+    /// (`0.01`, or `1%`).
+    #[arg(long, value_name = "FRACTION", default_value = "0.01", value_parser = fraction_value)]
     pub p_value: f64,
-    /// Shuffles of the permutation test.
-    #[arg(long, value_name = "N", default_value_t = 199)]
+    /// Shuffles of the permutation test (1..=100000).
+    #[arg(long, value_name = "N", default_value_t = 199, value_parser = permutations_value)]
     pub permutations: usize,
-    /// Fewest runs on each side of a change point (at least 2).
-    #[arg(long, value_name = "N", default_value_t = 3)]
+    /// Fewest runs on each side of a change point (2..=1000).
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = min_size_value)]
     pub min_size: usize,
-    /// Floor for throughput, p50, p90 (as in compare): smaller changes are `shift`, not regressions.
-    #[arg(long, value_name = "PERCENT", default_value = "5%")]
+    /// Floor for throughput, p50, p90, a percentage as in compare (`5%`; a bare number below 1 is
+    /// refused as ambiguous): smaller changes are `shift`, not regressions.
+    #[arg(long, value_name = "PERCENT", default_value = "5%", allow_hyphen_values = true)]
     pub threshold: String,
-    /// Floor for p99, p99.9 and max.
-    #[arg(long, value_name = "PERCENT", default_value = "10%")]
+    /// Floor for p99, p99.9 and max, a percentage as --threshold.
+    #[arg(long, value_name = "PERCENT", default_value = "10%", allow_hyphen_values = true)]
     pub tail_threshold: String,
     /// Also write the change points as JSON to this path.
     #[arg(long, value_name = "PATH")]
@@ -441,18 +469,20 @@ pub struct LoadArgs {
     /// Warm-up before each run's measurement; discarded.
     #[arg(long, value_name = "DURATION", default_value = "1s")]
     pub warmup: String,
-    /// Measured runs per rate.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    /// Measured runs per rate (1..=1000).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = runs_value)]
     pub runs: usize,
     /// Seed of the arrival schedule and the handlers' draws (run i uses seed + i); give each load
     /// process its own.
-    #[arg(long, value_name = "N", default_value_t = 42)]
+    #[arg(long, value_name = "N", default_value_t = 42, value_parser = seed_value)]
     pub seed: u64,
-    /// The scheduler column of the rows (the load process cannot see the server's runtime).
+    /// The scheduler column of the rows (the load process cannot see the server's runtime); no
+    /// commas, quotes or line breaks.
     #[arg(long, value_name = "NAME", default_value = "remote")]
     pub label: String,
-    /// The server's worker count: recorded in the workers column, and sizes the default rate.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    /// The server's worker count (1..=4096): recorded in the workers column, and sizes the
+    /// default rate.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = workers_value)]
     pub server_workers: usize,
     /// Append one row per run to this CSV.
     #[arg(long, value_name = "PATH")]

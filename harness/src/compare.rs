@@ -528,6 +528,9 @@ fn format_q(q: f64) -> String {
     }
 }
 
+/// The change column's name when the runs are paired (`run --base-bin`).
+pub const PAIR_CHANGE: &str = "pair change";
+
 /// Renders the markdown report.
 pub fn render_markdown(report: &Report) -> String {
     const PERCENT: f64 = 100.0;
@@ -566,8 +569,11 @@ pub fn render_markdown(report: &Report) -> String {
             ]
         })
         .collect();
+    // Paired, the change is the median of the pairs' own ratios, which can
+    // differ from the ratio of the two medians beside it: its name says so.
+    let change = if report.pairing == "paired" { PAIR_CHANGE } else { "change" };
     let table = Table {
-        header: ["verdict", "cell", "metric", "base", "current", "change", "p", "q", "runs", "note"]
+        header: ["verdict", "cell", "metric", "base", "current", change, "p", "q", "runs", "note"]
             .map(String::from)
             .to_vec(),
         right: vec![false, false, false, true, true, true, true, true, true, false],
@@ -588,8 +594,9 @@ pub fn render_markdown(report: &Report) -> String {
         let _ = writeln!(
             out,
             "\nMethod: the two files are the sides of one A/B invocation (`run --base-bin`): run i of a cell in one was made \
-             back to back with run i in the other, so the runs are judged as pairs. `change` is the median of the pairs' ratios \
-             current/base; `p` is the one-sample t-test on the pairs' log ratios, `q` that p adjusted for all {total} comparisons \
+             back to back with run i in the other, so the runs are judged as pairs. `{PAIR_CHANGE}` is the median over the pairs of \
+             each pair's own ratio current/base − 1, so it need not equal the ratio of the `base` and `current` medians beside it \
+             (each side's median alone); `p` is the one-sample t-test on the pairs' log ratios, `q` that p adjusted for all {total} comparisons \
              (Benjamini-Hochberg). A change counts only when p < {a} and q < {a} and the change is at least {:.1}% (throughput, \
              p50, p90) or {:.1}% (p99, p99.9, CPU per op). `base` and `current` are the medians of each side; `runs` counts pairs.",
             report.threshold * PERCENT,
@@ -646,7 +653,7 @@ pub fn main(args: &CompareArgs) -> Result<ExitCode> {
         return Err(unusable(nothing_compared(&base, &current, &report)));
     }
     let markdown = render_markdown(&report);
-    print!("{markdown}");
+    crate::out!("{markdown}");
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }

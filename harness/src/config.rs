@@ -6,14 +6,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, ensure, Context, Result};
-use wsbench_schedulers::knobs::{KnobSet, Knobs};
+use wsbench_schedulers::knobs::{KnobSet, Knobs, Victim};
 use wsbench_schedulers::topology::Imposed;
 use wsbench_schedulers::WorkerRule;
 use wsbench_workloads::api::{RuntimeSpec, Sched, WorkloadInfo, WorkloadSpec};
 
 use crate::backend;
 use crate::cli::RunArgs;
-use crate::parse::{parse_duration, parse_pair, parse_u64_list};
+use crate::parse::{check_label, parse_duration, parse_pair, parse_u64_list};
 use crate::record::{join_pairs, CellKey};
 use crate::slo::Slo;
 
@@ -74,10 +74,7 @@ fn parse_ab(args: &RunArgs) -> Result<Option<AbConfig>> {
         );
     }
     let sha = args.base_sha.clone().unwrap_or_else(|| "unknown".to_string());
-    ensure!(
-        !sha.is_empty() && !sha.contains([',', '\n', '"']),
-        "--base-sha `{sha}` cannot go into a CSV cell; allowed: a commit id or label without commas, quotes or newlines"
-    );
+    check_label("--base-sha", &sha)?;
     Ok(Some(AbConfig { bin: bin.clone(), csv: csv.clone(), sha }))
 }
 
@@ -396,6 +393,19 @@ fn parse_topology(text: Option<&str>, workers: &[usize]) -> Result<Option<Impose
     Ok(Some(imposed))
 }
 
+/// `--knob victim=topology` needs a worker topology: `--topology`, or the
+/// sysfs groups of pinned workers (`--pin`). Without either it would run as
+/// `random` while its rows say `topology`.
+fn check_topology_known(knob_sets: &[KnobSet], imposed: bool, pin: bool) -> Result<()> {
+    let wants = knob_sets.iter().any(|s| s.values().victim == Victim::Topology);
+    ensure!(
+        !wants || imposed || pin,
+        "--knob victim=topology needs a worker topology, and unpinned workers have none (it would run as `random`); \
+         allowed: add --topology GROUPSxSIZE, or --pin (pinned workers take their cores' L3 groups from sysfs)"
+    );
+    Ok(())
+}
+
 impl RunConfig {
     /// Validates `args`.
     pub fn from_args(args: &RunArgs) -> Result<RunConfig> {
@@ -422,6 +432,7 @@ impl RunConfig {
             }
         }
         let topology = parse_topology(args.topology.as_deref(), &workers)?;
+        check_topology_known(&knob_sets, topology.is_some(), args.pin)?;
         let slo = args.slo.as_deref().map(str::parse::<Slo>).transpose()?;
         let shard = args.shard.as_deref().map(parse_shard).transpose()?;
         if let Some(shard) = shard {

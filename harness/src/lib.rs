@@ -52,20 +52,24 @@ pub mod remote;
 pub mod report;
 pub mod slo;
 pub mod stats;
+pub mod stdout;
 pub mod summary;
 pub mod table;
 pub mod ttest;
 pub mod units;
 
 /// The whole `wsbench` command line: parses `std::env::args`, runs the
-/// command, prints an error (`Error: ...`) and returns the exit status
-/// (0 success, 1 a negative answer, 2 an error; see the README).
+/// command, prints an error (`Error: ...`, written by [`exit::render`]) and
+/// returns the exit status (0 success, 1 a negative answer, 2 an error; see
+/// the README). Standard output goes through [`stdout`], so a closed pipe
+/// never panics.
 pub fn main() -> std::process::ExitCode {
-    match app::run() {
+    let code = match app::run() {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("Error: {err:#}");
+            eprintln!("Error: {}", exit::render(&err));
             exit::exit_code_for(&err)
         }
-    }
+    };
+    stdout::finish(code)
 }

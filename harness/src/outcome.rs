@@ -216,7 +216,13 @@ impl Results {
         }
         let failed: usize = self.cells.iter().filter(|c| c.failed_runs > 0).count();
         if failed > 0 {
-            notes.push(format!("{failed} cell(s) had failed runs; see the error column"));
+            let first =
+                self.records.iter().find(|r| r.status == crate::record::Status::Failed).map(|r| r.error.as_str());
+            notes.push(format!(
+                "{failed} cell(s) had failed runs (the `failed` column; each run's reason is in the error column of --csv \
+                 or --json); the first: {}",
+                first.unwrap_or("-")
+            ));
         }
         notes
     }

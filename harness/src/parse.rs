@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{anyhow, bail, ensure, Context, Result};
 
 /// The largest number of items one list may expand to; a typo such as
 /// `1..=100000000` should fail rather than allocate.
@@ -46,8 +46,8 @@ pub fn parse_u64_suffixed(text: &str) -> Result<u64> {
         },
     };
     let base: u64 =
-        digits.parse().with_context(|| format!("`{text}` is not a whole number (a `k` or `M` suffix is allowed)"))?;
-    base.checked_mul(scale).with_context(|| format!("`{text}` is too large"))
+        digits.parse().map_err(|_| anyhow!("`{text}` is not a whole number (a `k` or `M` suffix is allowed)"))?;
+    base.checked_mul(scale).with_context(|| format!("`{text}` is too large; allowed: up to {}", u64::MAX))
 }
 
 fn parse_step(text: &str, item: &str) -> Result<Step> {
@@ -125,36 +125,92 @@ pub fn parse_u64_list(text: &str) -> Result<Vec<u64>> {
     Ok(out)
 }
 
+/// The duration forms, for error messages.
+pub const DURATION_SYNTAX: &str =
+    "a number with a unit ns, us, ms, s, m (minutes) or h (hours), or a bare number of seconds: `2s`, `500ms`, `1.5`, `1h`";
+
 /// Parses a duration: a number with a unit `ns`, `us`, `ms`, `s`, `m`
-/// (minutes), or a bare number of seconds. Fractions are allowed (`2.5s`).
+/// (minutes), `h` (hours), or a bare number of seconds. Fractions are
+/// allowed (`2.5s`).
 pub fn parse_duration(text: &str) -> Result<Duration> {
+    const S_PER_MIN: f64 = 60.0;
+    const S_PER_H: f64 = 3600.0;
     let t = text.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
-    let value: f64 = number
-        .parse()
-        .with_context(|| format!("`{text}` is not a duration; examples: `2s`, `500ms`, `1.5`, `250us`"))?;
+    let value: f64 = number.parse().map_err(|_| anyhow!("`{text}` is not a duration; allowed: {DURATION_SYNTAX}"))?;
     let scale_s = match unit.trim() {
         "" | "s" => 1.0,
         "ms" => 1e-3,
         "us" | "µs" => 1e-6,
         "ns" => 1e-9,
-        "m" | "min" => 60.0,
-        other => bail!("unknown unit `{other}` in duration `{text}`; allowed: ns, us, ms, s, m"),
+        "m" | "min" => S_PER_MIN,
+        "h" => S_PER_H,
+        other => bail!("unknown unit `{other}` in duration `{text}`; allowed: ns, us, ms, s, m, h"),
     };
-    Duration::try_from_secs_f64(value * scale_s).with_context(|| format!("`{text}` is out of range"))
+    Duration::try_from_secs_f64(value * scale_s).map_err(|_| anyhow!("`{text}` is out of range"))
 }
 
-/// Parses a percentage, `5%` or a bare `5` (both mean five percent), into a
-/// fraction (0.05).
+/// The percentage forms, for help and error messages.
+pub const PERCENT_SYNTAX: &str = "a percentage: `5%` or `5` (five percent), `0.5%` (half a percent)";
+
+/// Parses a percentage into a fraction (`5%` and a bare `5` both mean
+/// five percent, 0.05). A bare number between 0 and 1 is refused: `0.05`
+/// would read as 0.05 %, yet it is how fractions (`--alpha`) are written,
+/// so the `%` must say which is meant (`0.05%` or `5%`).
 pub fn parse_percent(text: &str) -> Result<f64> {
     const PERCENT: f64 = 100.0;
     let t = text.trim();
-    let number = t.strip_suffix('%').unwrap_or(t);
-    let v: f64 =
-        number.trim().parse().with_context(|| format!("`{text}` is not a percentage; examples: `5%`, `12.5`"))?;
-    ensure!(v.is_finite() && v >= 0.0, "`{text}` must be a non-negative percentage");
+    let (number, suffixed) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), true),
+        None => (t, false),
+    };
+    let v: f64 = number.parse().map_err(|_| anyhow!("`{text}` is not a percentage; allowed: {PERCENT_SYNTAX}"))?;
+    ensure!(v.is_finite() && v >= 0.0, "`{text}` is not a non-negative percentage; allowed: {PERCENT_SYNTAX}");
+    ensure!(
+        suffixed || v == 0.0 || v >= 1.0,
+        "`{text}` is ambiguous: a bare number is a percentage here ({v} means {v}%), yet it reads like the fraction \
+         {v} = {}%; write `{}%` or `{v}%`",
+        tidy(v * PERCENT),
+        tidy(v * PERCENT)
+    );
     Ok(v / PERCENT)
+}
+
+/// `v` without the float noise of a scaling (`5.000000000000001` is `5`).
+fn tidy(v: f64) -> f64 {
+    const DIGITS: f64 = 1e9;
+    (v * DIGITS).round() / DIGITS
+}
+
+/// The fraction forms (`--alpha`, `--p-value`), for help and error messages.
+pub const FRACTION_SYNTAX: &str = "a fraction between 0 and 1 (exclusive): `0.05`, or as a percentage `5%`";
+
+/// Parses a probability in (0, 1): a fraction (`0.05`) or a percentage
+/// (`5%`).
+pub fn parse_fraction(text: &str) -> Result<f64> {
+    const PERCENT: f64 = 100.0;
+    let t = text.trim();
+    let (number, scale) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), PERCENT),
+        None => (t, 1.0),
+    };
+    let v: f64 = number.parse().map_err(|_| anyhow!("`{text}` is not a number; allowed: {FRACTION_SYNTAX}"))?;
+    let v = v / scale;
+    ensure!(v > 0.0 && v < 1.0, "`{text}` is out of range; allowed: {FRACTION_SYNTAX}");
+    Ok(v)
+}
+
+/// Checks a label that goes into a CSV cell, a table and an `.hlog`
+/// header line (`load --label`, `run --base-sha`): not empty, and no comma,
+/// quote or control character (a line break would start a new line).
+pub fn check_label(flag: &str, text: &str) -> Result<()> {
+    ensure!(
+        !text.trim().is_empty() && !text.contains([',', '"']) && !text.chars().any(char::is_control),
+        "{flag} `{}` cannot be a label; allowed: a non-empty name without commas, quotes, tabs or line breaks",
+        text.escape_debug()
+    );
+    Ok(())
 }
 
 /// Splits `name=value`, naming the flag in the error.
@@ -199,6 +255,37 @@ mod tests {
     }
 
     #[test]
+    fn percent_and_fraction_are_told_apart() {
+        assert_eq!(parse_percent("0.5%").unwrap(), 0.005);
+        assert_eq!(parse_percent("0").unwrap(), 0.0);
+        assert_eq!(parse_percent("1").unwrap(), 0.01);
+        let err = format!("{:#}", parse_percent("0.05").unwrap_err());
+        assert!(err.contains("`0.05` is ambiguous") && err.contains("`5%`") && err.contains("`0.05%`"), "{err}");
+        assert_eq!(parse_fraction("0.05").unwrap(), 0.05);
+        assert_eq!(parse_fraction("5%").unwrap(), 0.05);
+        for bad in ["0", "1", "5", "-0.1", "", "x", "100%", "nan"] {
+            let err = format!("{:#}", parse_fraction(bad).unwrap_err());
+            assert!(err.contains(&format!("`{bad}`")) && err.contains("between 0 and 1"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn parse_errors_name_the_value_not_rust() {
+        for (bad, f) in [("", 0), ("1.2.3", 0), ("x", 1), ("", 1), ("-1", 2), ("1e999", 2)] {
+            let err = match f {
+                0 => format!("{:#}", parse_duration(bad).unwrap_err()),
+                1 => format!("{:#}", parse_percent(bad).unwrap_err()),
+                _ => format!("{:#}", parse_u64_list(bad).unwrap_err()),
+            };
+            assert!(
+                !err.contains("cannot parse") && !err.contains("invalid digit") && !err.contains("invalid float"),
+                "{err}"
+            );
+            assert!(err.contains(&format!("`{bad}`")) || err.contains("empty"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
     fn durations_and_percentages() {
         assert_eq!(parse_duration("2s").unwrap(), Duration::from_secs(2));
         assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
@@ -209,7 +296,14 @@ mod tests {
         assert_eq!(parse_percent("5%").unwrap(), 0.05);
         assert_eq!(parse_percent("12.5").unwrap(), 0.125);
         assert!(parse_percent("-1%").is_err());
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
+        assert_eq!(parse_duration("0.5h").unwrap(), Duration::from_secs(1800));
         assert_eq!(parse_pair("lifo=off", "--knob").unwrap(), ("lifo".into(), "off".into()));
         assert!(parse_pair("lifo", "--knob").is_err());
+        check_label("--label", "box-a_1").unwrap();
+        for bad in ["", " ", "a,b", "a\nscheduler,x", "a\"b", "tab\there"] {
+            let err = format!("{:#}", check_label("--label", bad).unwrap_err());
+            assert!(err.starts_with("--label `") && err.contains("without commas"), "{err}");
+        }
     }
 }

@@ -26,7 +26,7 @@ use crate::exit::negative;
 use crate::export::{self, Exporter};
 use crate::matrix::{finish_cell, record_from};
 use crate::outcome::{CellOutcome, Results, RunHistograms, Settings};
-use crate::parse::parse_duration;
+use crate::parse::{check_label, parse_duration};
 use crate::pin::CorePlan;
 use crate::record::{RunRecord, Status};
 use crate::table;
@@ -36,8 +36,9 @@ static STOP: AtomicBool = AtomicBool::new(false);
 
 /// Builds a [`RunConfig`] from `run`'s own parser; `args` are `run` options.
 fn config_of(args: &[String]) -> Result<RunConfig> {
+    // Only clap's first line: its usage and `--help` hint are `run`'s.
     let cli = Cli::try_parse_from(std::iter::once("wsbench".to_string()).chain(args.iter().cloned()))
-        .map_err(|e| anyhow::anyhow!("{}", e.to_string().trim_end()))?;
+        .map_err(|e| anyhow::anyhow!("{}", e.to_string().lines().next().unwrap_or_default()))?;
     RunConfig::from_args(&cli.run)
 }
 
@@ -64,6 +65,24 @@ fn resolve(addr: &str, flag: &str) -> Result<SocketAddr> {
         .with_context(|| format!("{flag} `{addr}` resolves to no address"))
 }
 
+/// Parameters of the client side only: `serve` has no client, so they would
+/// change nothing there (give them to `load`).
+const CLIENT_ONLY_PARAMS: &[&str] = &["arrival", "connections", "client-threads", "stall-ms", "panic-every"];
+
+/// Refuses a `serve --param` that only the client reads.
+fn check_server_params(params: &[String]) -> Result<()> {
+    for text in params {
+        let name = text.split_once('=').map_or(text.as_str(), |(n, _)| n).trim();
+        ensure!(
+            !CLIENT_ONLY_PARAMS.contains(&name),
+            "serve --param `{text}` has no effect on a server: {name} is read by the load generator (give it to \
+             `wsbench load`); the client-only parameters are {}",
+            CLIENT_ONLY_PARAMS.join(", ")
+        );
+    }
+    Ok(())
+}
+
 fn no_cores() -> CorePlan {
     CorePlan { worker_cores: Vec::new(), loadgen_cores: Vec::new(), oversubscribed: false, loadgen_shares_cores: false }
 }
@@ -82,6 +101,7 @@ fn report(config: &RunConfig, outcomes: &[CellOutcome]) -> Result<Results> {
 /// `wsbench serve`.
 pub fn serve_main(a: &ServeArgs) -> Result<ExitCode> {
     check_servable(&a.workload)?;
+    check_server_params(&a.params)?;
     let listen = resolve(&a.listen, "--listen")?;
     let mut args: Vec<String> =
         ["--sched", &a.sched, "--workload", &a.workload, "--runs", "1"].map(String::from).to_vec();
@@ -95,6 +115,12 @@ pub fn serve_main(a: &ServeArgs) -> Result<ExitCode> {
         args.extend(["--knob".to_string(), k.clone()]);
     }
     let limit = a.duration.as_deref().map(parse_duration).transpose().context("bad --duration")?;
+    if let (Some(text), Some(limit)) = (&a.duration, limit) {
+        ensure!(
+            !limit.is_zero(),
+            "--duration `{text}` must be longer than zero (without it, serve until SIGINT/SIGTERM)"
+        );
+    }
     let config = config_of(&args)?;
     ensure!(
         config.scheds.len() == 1 && config.workers.len() == 1 && config.knob_sets.len() == 1,
@@ -104,7 +130,7 @@ pub fn serve_main(a: &ServeArgs) -> Result<ExitCode> {
     export::check_all(&config)?;
     ctrlc::set_handler(|| STOP.store(true, Ordering::Relaxed)).context("installing the SIGINT/SIGTERM handler")?;
     let mut on_bound = |addr: SocketAddr| {
-        println!("listening on {addr} ({} x{} {})", cell.key.scheduler, cell.key.workers, cell.key.workload);
+        crate::outln!("listening on {addr} ({} x{} {})", cell.key.scheduler, cell.key.workers, cell.key.workload);
         // Flushed so that a script or test waiting for the line sees it.
         let _ = std::io::stdout().flush();
     };
@@ -115,7 +141,7 @@ pub fn serve_main(a: &ServeArgs) -> Result<ExitCode> {
         .with_context(|| format!("serving {} on {listen}", cell.key))?;
     let record = record_from(&cell.key, 0, &out, &no_cores(), false);
     // The listen backlog and the machine's listen-queue overflows among them.
-    println!("{}: {}", cell.key, record.notes);
+    crate::outln!("{}: {}", cell.key, record.notes);
     let outcome = CellOutcome { key: cell.key.clone(), records: vec![record], histograms: Vec::new() };
     report(&config, &[outcome])?;
     Ok(ExitCode::SUCCESS)
@@ -124,7 +150,13 @@ pub fn serve_main(a: &ServeArgs) -> Result<ExitCode> {
 /// `wsbench load`.
 pub fn load_main(a: &LoadArgs) -> Result<ExitCode> {
     check_servable(&a.workload)?;
+    check_label("--label", &a.label)?;
     let target = resolve(&a.target, "--target")?;
+    ensure!(
+        target.port() != 0,
+        "--target `{}` has port 0, which no server listens on; allowed: HOST:PORT with the port `serve` printed",
+        a.target
+    );
     let mut args: Vec<String> = ["--sched", "tokio", "--workload", &a.workload].map(String::from).to_vec();
     args.extend(["--workers".into(), a.server_workers.to_string(), "--runs".into(), a.runs.to_string()]);
     args.extend(["--duration".into(), a.duration.clone(), "--warmup".into(), a.warmup.clone()]);
@@ -155,15 +187,15 @@ pub fn load_main(a: &LoadArgs) -> Result<ExitCode> {
         for r in &o.records {
             match r.status {
                 Status::Ok if r.schedule_slipped => {
-                    println!("{} run {}: did NOT keep its schedule; {}", o.key, r.run, r.notes)
+                    crate::outln!("{} run {}: did NOT keep its schedule; {}", o.key, r.run, r.notes)
                 }
-                Status::Ok => println!("{} run {}: kept its schedule", o.key, r.run),
-                Status::Failed => println!("{} run {}: failed: {}", o.key, r.run, r.error),
+                Status::Ok => crate::outln!("{} run {}: kept its schedule", o.key, r.run),
+                Status::Failed => crate::outln!("{} run {}: failed: {}", o.key, r.run, r.error),
             }
         }
     }
     if results.cells.iter().all(|c| c.ok_runs == 0) {
-        return Err(negative("every run failed; see the error column".to_string()));
+        return Err(negative("every run failed; each run's error is printed above".to_string()));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -204,13 +204,13 @@ pub fn capacity_table(results: &Results) -> Option<Table> {
 /// Prints the cells table, the capacity table (with a rate sweep and an
 /// SLO), the legend and the notes: what `run`, `serve` and `load` show.
 pub fn print_results(results: &Results) {
-    print!("{}", cells_table(results).render_text());
+    crate::out!("{}", cells_table(results).render_text());
     if let Some(capacity) = capacity_table(results) {
-        println!();
-        print!("{}", capacity.render_text());
+        crate::outln!();
+        crate::out!("{}", capacity.render_text());
     }
     for line in legend(results).into_iter().chain(results.notes().into_iter().map(|n| format!("note: {n}"))) {
-        println!("{line}");
+        crate::outln!("{line}");
     }
 }
 

@@ -176,10 +176,14 @@ fn detect_refuses_unusable_input() {
     wsbench_in(&dir, &["history", "detect", "--db", "none.sqlite"]).code(2).stderr_has(&["no history at"]);
     let names = nights(&dir, 2, usize::MAX, 1.0);
     add_all(&dir, &names).ok();
-    wsbench_in(&dir, &["history", "detect", "--db", "h.sqlite", "--p-value", "2"]).code(2).stderr_has(&["--p-value 2"]);
+    wsbench_in(&dir, &["history", "detect", "--db", "h.sqlite", "--p-value", "2"]).code(2).stderr_has(&[
+        "--p-value",
+        "`2` is out of range",
+        "between 0 and 1",
+    ]);
     wsbench_in(&dir, &["history", "detect", "--db", "h.sqlite", "--min-size", "1"])
         .code(2)
-        .stderr_has(&["--min-size 1"]);
+        .stderr_has(&["--min-size", "1 is out of range; allowed: 2..=1000"]);
     wsbench_in(&dir, &["history", "detect", "--db", "h.sqlite", "--metric", "nope"])
         .code(2)
         .stderr_has(&["no values of nope"]);

@@ -11,7 +11,9 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use base64::Engine as _;
-use hdrhistogram::serialization::interval_log::{IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag};
+use hdrhistogram::serialization::interval_log::{
+    IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, LogIteratorError, Tag,
+};
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
@@ -134,15 +136,22 @@ pub fn read(path: &Path) -> Result<HdrLog> {
     let mut lengths = Vec::new();
     let mut deserializer = Deserializer::new();
     for (line, entry) in IntervalLogIterator::new(&bytes).enumerate() {
-        let entry =
-            entry.map_err(|e| anyhow!("`{}`: malformed interval log entry {}: {e:?}", path.display(), line + 1))?;
+        let entry = entry.map_err(|e| {
+            let LogIteratorError::ParseError { offset } = e;
+            anyhow!(
+                "`{}`: interval log entry {} cannot be parsed (at byte {offset}); allowed: the HdrHistogram interval log \
+                 format `wsbench run --hdr-dir` writes",
+                path.display(),
+                line + 1
+            )
+        })?;
         if let LogEntry::Interval(ilh) = entry {
             let raw = base64::engine::general_purpose::STANDARD
                 .decode(ilh.encoded_histogram())
                 .with_context(|| format!("`{}`: bad base64 in an interval", path.display()))?;
             let h: Histogram<u64> = deserializer
                 .deserialize(&mut Cursor::new(raw))
-                .map_err(|e| anyhow!("`{}`: cannot decode a histogram: {e:?}", path.display()))?;
+                .map_err(|e| anyhow!("`{}`: cannot decode a histogram: {e}", path.display()))?;
             intervals.push((ilh.tag().map(|t| t.as_str().to_string()), h));
             lengths.push(ilh.duration());
         }

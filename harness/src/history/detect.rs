@@ -241,9 +241,20 @@ pub fn render_markdown(d: &Detection) -> String {
         })
         .collect();
     let table = Table {
-        header: ["change", "host", "cell", "metric", "starts at", "after", "mean before", "mean after", "size", "p"]
-            .map(String::from)
-            .to_vec(),
+        header: [
+            "change",
+            "host",
+            "cell",
+            "metric",
+            "starts at",
+            "last before",
+            "mean before",
+            "mean after",
+            "size",
+            "p",
+        ]
+        .map(String::from)
+        .to_vec(),
         right: vec![false, false, false, false, false, false, true, true, true, true],
         rows,
     };
@@ -254,7 +265,7 @@ pub fn render_markdown(d: &Detection) -> String {
         out,
         "\nMethod: E-Divisive means (energy distance, alpha = 1) over each (host, cell, metric) series of per-run medians; a split \
          counts when its permutation p-value ({} shuffles) is below {}, with at least {} runs on each side. `starts at` is the first \
-         run after the change, `after` the last run before it. A change is a regression or improvement when the segment means differ \
+         run after the change, `last before` the last run before it. A change is a regression or improvement when the segment means differ \
          by at least compare's floor.",
         d.permutations, d.p_value, d.min_size
     );

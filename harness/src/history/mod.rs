@@ -47,8 +47,8 @@ fn add(args: &HistoryAddArgs) -> Result<ExitCode> {
             run.source
         );
         match store.add(run).with_context(|| format!("cannot store {what}"))? {
-            Added::New(id) => println!("added run {id}: {what}"),
-            Added::AlreadyHeld(id) => println!("already held as run {id}: {what}"),
+            Added::New(id) => crate::outln!("added run {id}: {what}"),
+            Added::AlreadyHeld(id) => crate::outln!("already held as run {id}: {what}"),
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -78,8 +78,8 @@ fn list(args: &HistoryDbArgs) -> Result<ExitCode> {
         right: vec![true, false, false, false, false, true, true, true, false],
         rows,
     };
-    print!("{}", table.render_text());
-    println!("{} run(s) in `{}` (schema version {})", runs.len(), args.db.display(), store.version()?);
+    crate::out!("{}", table.render_text());
+    crate::outln!("{} run(s) in `{}` (schema version {})", runs.len(), args.db.display(), store.version()?);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -97,9 +97,7 @@ fn metrics_of(arg: Option<&str>) -> Result<Vec<String>> {
 
 /// Checks the detection options.
 pub fn settings_of(args: &HistoryDetectArgs) -> Result<(Settings, Floors)> {
-    ensure!(args.p_value > 0.0 && args.p_value < 1.0, "--p-value {} must be between 0 and 1", args.p_value);
-    ensure!(args.permutations >= 1, "--permutations must be at least 1");
-    ensure!(args.min_size >= 2, "--min-size {} must be at least 2", args.min_size);
+    // --p-value, --permutations and --min-size are bounded by their clap parsers.
     let floors = Floors {
         threshold: parse_percent(&args.threshold).context("bad --threshold")?,
         tail_threshold: parse_percent(&args.tail_threshold).context("bad --tail-threshold")?,
@@ -125,6 +123,14 @@ fn detect_main(args: &HistoryDetectArgs) -> Result<ExitCode> {
         bail!("the history `{}` holds no runs; add some with `wsbench history add`", args.db.db.display());
     }
     let series = detect::load_series(&store, &runs, &metrics)?;
+    let named = args.metric.is_some();
+    if let Some(unknown) = metrics.iter().find(|m| named && !series.iter().any(|s| s.metric == **m)) {
+        let held: std::collections::BTreeSet<String> = store.samples(&[])?.into_iter().map(|s| s.metric).collect();
+        bail!(
+            "the history holds no values of {unknown} (--metric `{unknown}`); allowed: {}, or all",
+            held.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
     if series.is_empty() {
         bail!(
             "the history holds no values of {}",
@@ -132,7 +138,7 @@ fn detect_main(args: &HistoryDetectArgs) -> Result<ExitCode> {
         );
     }
     let detection = detect::detect_all(&series, &settings, &floors);
-    print!("{}", detect::render_markdown(&detection));
+    crate::out!("{}", detect::render_markdown(&detection));
     if let Some(path) = &args.json {
         let mut bytes = serde_json::to_vec_pretty(&detection).context("cannot encode the change points")?;
         bytes.push(b'\n');

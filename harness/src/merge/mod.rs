@@ -296,7 +296,7 @@ const ADDED: &str =
 /// `.hlog` inputs, `--out X.hlog`.
 fn merge_logs_only(files: &[PathBuf], out: &Path) -> Result<ExitCode> {
     let (key, runs) = add_logs(files, true)?;
-    print!("{}", runs_table(&runs).render_text());
+    crate::out!("{}", runs_table(&runs).render_text());
     let histograms = runs
         .into_iter()
         .map(|r| RunHistograms {
@@ -309,8 +309,8 @@ fn merge_logs_only(files: &[PathBuf], out: &Path) -> Result<ExitCode> {
     let outcome = CellOutcome { key: key.clone(), records: Vec::new(), histograms };
     let results = Results::new(Environment::capture(), unknown_settings());
     write_atomically(out, &hdr::encode(&key, &outcome, &results)?)?;
-    println!("merged {} logs of {key} into {}", files.len(), out.display());
-    println!("{ADDED}");
+    crate::outln!("merged {} logs of {key} into {}", files.len(), out.display());
+    crate::outln!("{ADDED}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -397,11 +397,11 @@ fn merge_load(inputs: &[Input], logs: &[PathBuf], out: &Path, kind: Output) -> R
         Output::Csv => write_rows(out, &files, &records)?,
         Output::Json => write_json(out, inputs, "load processes", &records, notes.clone())?,
     }
-    print!("{}", runs_table(&runs).render_text());
-    println!("merged {} load processes of {key} into {}", files.len(), out.display());
-    println!("{ADDED}");
+    crate::out!("{}", runs_table(&runs).render_text());
+    crate::outln!("merged {} load processes of {key} into {}", files.len(), out.display());
+    crate::outln!("{ADDED}");
     for note in notes {
-        println!("note: {note}");
+        crate::outln!("note: {note}");
     }
     Ok(ExitCode::SUCCESS)
 }

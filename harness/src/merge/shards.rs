@@ -49,9 +49,9 @@ pub(super) fn merge_shards(inputs: &[Input], out: &Path, kind: Output) -> Result
             records.len()
         }
     };
-    println!("merged {} shards: {cells} cells, {rows} rows into {}", inputs.len(), out.display());
+    crate::outln!("merged {} shards: {cells} cells, {rows} rows into {}", inputs.len(), out.display());
     for note in notes {
-        println!("note: {note}");
+        crate::outln!("note: {note}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -45,6 +45,12 @@ const LINEAR_PAD: f64 = 0.08;
 const LEGEND_ROW_HEADROOM: f64 = 0.06;
 /// Upper bound of tick labels on an axis.
 const MAX_TICKS: usize = 12;
+/// The largest magnitude a chart draws (1e15 µs is 31 years; 1e15/s is
+/// beyond any throughput): larger values overflow the padded axis range to
+/// infinity, and plotters' tick search then never ends.
+pub const MAX_PLOT_VALUE: f64 = 1e15;
+/// The smallest positive value a log axis draws (1e-9 µs is a femtosecond).
+pub const MIN_LOG_VALUE: f64 = 1e-9;
 
 /// One point with its spread.
 #[derive(Debug, Clone, Copy)]
@@ -188,11 +194,42 @@ fn number_label(v: f64) -> String {
     crate::units::format_count(v)
 }
 
+/// The one check of what a chart accepts, before any axis arithmetic:
+/// every finite value within [`MAX_PLOT_VALUE`] in magnitude, and every
+/// positive value on a log axis at least [`MIN_LOG_VALUE`]. (Non-finite and,
+/// on log axes, non-positive values are left out of the axes as before.)
+pub fn check_plottable(chart: &Chart) -> Result<()> {
+    for s in &chart.series {
+        for p in &s.points {
+            for (axis, scale, v) in [
+                ("x", chart.x_scale, p.x),
+                ("y", chart.y_scale, p.y),
+                ("y", chart.y_scale, p.lo),
+                ("y", chart.y_scale, p.hi),
+            ] {
+                let log = scale != Scale::Linear;
+                let too_small = log && v > 0.0 && v < MIN_LOG_VALUE;
+                if v.is_finite() && (v.abs() > MAX_PLOT_VALUE || too_small) {
+                    anyhow::bail!(
+                        "`{}`: {} has the {axis} value {v:e}, outside what a chart can show; allowed: magnitudes up to {:e}{}",
+                        chart.title,
+                        s.name,
+                        MAX_PLOT_VALUE,
+                        if log { format!(" and, on this log axis, from {MIN_LOG_VALUE:e}") } else { String::new() }
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Draws `chart` into `root`.
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
+    check_plottable(chart)?;
     root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
     let (_, height) = root.dim_in_pixel();
     let (plot_area, caption_area) = root.split_vertically(height.saturating_sub(CAPTION_BAND_PX));
@@ -350,6 +387,30 @@ mod tests {
         assert_eq!(percentile_label(10.0), "90%");
         assert_eq!(percentile_label(1000.0), "99.9%");
         assert_eq!(percentile_label(2.0), "50%");
+    }
+
+    #[test]
+    fn values_beyond_the_bounds_are_refused_by_name() {
+        let point = |y: f64| Point { x: 2.0, y, lo: y, hi: y };
+        let chart = |y: f64| Chart {
+            title: "t".into(),
+            x_label: String::new(),
+            y_label: String::new(),
+            x_scale: Scale::Log(2.0),
+            y_scale: Scale::Log(10.0),
+            x_ticks: Ticks::Number,
+            y_ticks: Ticks::Latency,
+            series: vec![Series { name: "tokio".into(), color_slot: 0, points: vec![point(1.0), point(y)] }],
+            markers: true,
+            caption: String::new(),
+        };
+        check_plottable(&chart(1e12)).unwrap();
+        let err = format!("{:#}", check_plottable(&chart(1e280)).unwrap_err());
+        assert!(err.contains("1e280") && err.contains("tokio") && err.contains("1e15"), "{err}");
+        assert!(check_plottable(&chart(1e-12)).is_err());
+        // Left out of the axes, not refused.
+        check_plottable(&chart(f64::NAN)).unwrap();
+        check_plottable(&chart(0.0)).unwrap();
     }
 
     #[test]

@@ -320,7 +320,7 @@ pub fn plot(args: &PlotArgs) -> Result<Vec<PathBuf>> {
 /// `wsbench plot`.
 pub fn main(args: &PlotArgs) -> Result<ExitCode> {
     for path in plot(args)? {
-        println!("{}", path.display());
+        crate::outln!("{}", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -311,6 +311,6 @@ pub fn main(args: &ReportArgs) -> Result<ExitCode> {
     check_writable(&args.out, "the report (--out)")?;
     let html = render(args)?;
     write_atomically(&args.out, html.as_bytes()).with_context(|| format!("cannot write `{}`", args.out.display()))?;
-    println!("{}", args.out.display());
+    crate::outln!("{}", args.out.display());
     Ok(ExitCode::SUCCESS)
 }
