@@ -79,7 +79,11 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
     };
     let mut results = Results::new(env, Settings::of(&config));
     let base = base_results.as_mut().map(|r| matrix::BaseSide { results: r, exporters: &mut base_exporters });
+    crate::interrupt::install()?;
     matrix::run_matrix(&config, &plan, &mut results, &mut exporters, base)?;
+    if results.interrupted {
+        return print_interrupted(&results);
+    }
     if let (Some(ab), Some(base)) = (&config.ab, &base_results) {
         let ok = base.cells.iter().map(|c| c.ok_runs).sum::<usize>();
         let all = base.records.len();
@@ -106,6 +110,19 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
         return Err(negative(every_run_failed(&results.records, config.csv.as_deref())));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What an interrupted matrix prints: the machine, the finished cells as a
+/// partial table, and how far it got (on stdout and stderr).
+fn print_interrupted(results: &Results) -> Result<ExitCode> {
+    let why = results.incomplete().unwrap_or_default();
+    crate::outln!("{}", results.env.describe());
+    if !results.cells.is_empty() {
+        table::print_results(results);
+    }
+    crate::outln!("{why}; the finished cells' rows are kept, the cell that was running is dropped");
+    eprintln!("wsbench: {why}");
+    Ok(ExitCode::from(crate::interrupt::EXIT_INTERRUPTED))
 }
 
 /// "every run failed", with the first reason: with `-q` the per-run

@@ -37,6 +37,7 @@ pub mod exit;
 pub mod export;
 pub mod health;
 pub mod history;
+pub mod interrupt;
 pub mod isolate;
 pub mod listing;
 pub mod load;

@@ -13,7 +13,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use hdrhistogram::Histogram;
@@ -26,7 +26,7 @@ use crate::pin::{self, CorePlan};
 use crate::progress::Progress;
 use crate::record::{counter_names, join_pairs, CellKey, Latencies, RunRecord, Status, US_PER_NS};
 use crate::summary::CellSummary;
-use crate::{ab, backend, health};
+use crate::{ab, backend, health, interrupt};
 
 /// Runs one measured run on its own thread, waiting at most `limit`.
 fn run_with_watchdog(runtime: RuntimeSpec, spec: WorkloadSpec, options: RunOptions, limit: Duration) -> RunEnd {
@@ -40,7 +40,18 @@ fn run_with_watchdog(runtime: RuntimeSpec, spec: WorkloadSpec, options: RunOptio
         Ok(h) => h,
         Err(e) => return RunEnd::Failed(format!("could not start the run thread: {e}")),
     };
-    let end = match rx.recv_timeout(limit) {
+    let deadline = Instant::now() + limit;
+    let received = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left.min(interrupt::POLL)) {
+            // The run's thread is left behind; the process ends soon.
+            Err(RecvTimeoutError::Timeout) if interrupt::requested() => return RunEnd::Interrupted,
+            Err(RecvTimeoutError::Timeout) if left <= interrupt::POLL => return RunEnd::Hung,
+            Err(RecvTimeoutError::Timeout) => {}
+            other => break other,
+        }
+    };
+    let end = match received {
         Ok(Ok(Ok(output))) => RunEnd::Done(Box::new(output)),
         Ok(Ok(Err(e))) => RunEnd::Failed(format!("{e:#}")),
         Ok(Err(payload)) => RunEnd::Failed(format!("panicked: {}", panic_message(payload.as_ref()))),
@@ -149,6 +160,8 @@ impl<'a> CellRun<'a> {
         progress.run_done();
         let outcome = &mut self.outcome;
         match end {
+            // Its cell is dropped with it (see `run_matrix`).
+            RunEnd::Interrupted => {}
             RunEnd::Done(out) => {
                 let mut record = record_from(&cell.key, run, &out, cores, pinned);
                 if *abandoned > 0 {
@@ -275,6 +288,25 @@ pub(crate) fn finish_cell(
     Ok(())
 }
 
+/// Marks the results interrupted and lets every exporter say so.
+fn stop_interrupted(
+    results: &mut Results,
+    exporters: &mut [Box<dyn Exporter>],
+    base: Option<BaseSide<'_>>,
+) -> Result<()> {
+    results.interrupted = true;
+    for exporter in exporters.iter_mut() {
+        exporter.interrupted(results)?;
+    }
+    if let Some(base) = base {
+        base.results.interrupted = true;
+        for exporter in base.exporters.iter_mut() {
+            exporter.interrupted(base.results)?;
+        }
+    }
+    Ok(())
+}
+
 /// Runs the plan, feeding each finished cell to every exporter. Returns the
 /// results (records and summaries, no histograms). With `base`
 /// (`--base-bin`) every run is made twice, by the base program and by this
@@ -292,6 +324,10 @@ pub fn run_matrix(
     results.allowed_cores = cores.len();
     let sides = if base_bin.is_some() { 2 } else { 1 };
     let progress = Progress::new((plan.cells.len() * config.runs * sides) as u64, config.quiet);
+    results.planned_cells = plan.cells.len();
+    if let Some(base) = base.as_mut() {
+        base.results.planned_cells = plan.cells.len();
+    }
     for note in &plan.skipped {
         results.add_note(note.clone());
     }
@@ -306,8 +342,11 @@ pub fn run_matrix(
             group.push((CellRun::new(cell, None, core_plan), base_run));
         }
         // Without --interleave a group is one cell: its runs back to back.
-        for run in 0..config.runs {
+        'runs: for run in 0..config.runs {
             for i in interleaved_order(group.len(), run) {
+                if interrupt::requested() {
+                    break 'runs;
+                }
                 let (current, base_run) = &mut group[i];
                 progress.cell(start + i, plan.cells.len(), &current.cell.key);
                 let abandoned = &mut results.abandoned_runs;
@@ -323,11 +362,17 @@ pub fn run_matrix(
                     sides.reverse();
                 }
                 for (side, first) in sides {
-                    if !side.hung {
+                    if !side.hung && !interrupt::requested() {
                         side.run_marked(run, Some((session, first)), config, &progress, abandoned);
                     }
                 }
             }
+        }
+        // A group an interrupt cut short is dropped whole: its last run may
+        // have died of the same signal, and its cells would be short of runs.
+        if interrupt::requested() {
+            progress.finish();
+            return stop_interrupted(results, exporters, base);
         }
         for (mut current, base_run) in group {
             results.settings.stamp(&mut current.outcome.records);

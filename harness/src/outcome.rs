@@ -48,6 +48,9 @@ pub(crate) enum RunEnd {
     Hung,
     /// Child process past the watchdog: it was killed.
     Killed,
+    /// SIGINT/SIGTERM came while it ran ([`crate::interrupt`]): it was
+    /// stopped and leaves no row.
+    Interrupted,
 }
 
 pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
@@ -170,6 +173,11 @@ pub struct Results {
     pub allowed_cores: usize,
     /// Hung runs whose threads were abandoned (still alive in the process).
     pub abandoned_runs: usize,
+    /// Cells the matrix planned (0 where there is no plan: serve, load,
+    /// merge); fewer finished cells mean the results are incomplete.
+    pub planned_cells: usize,
+    /// SIGINT/SIGTERM stopped the matrix ([`crate::interrupt`]).
+    pub interrupted: bool,
 }
 
 impl Results {
@@ -186,6 +194,24 @@ impl Results {
             oversubscribed_workers: BTreeSet::new(),
             allowed_cores,
             abandoned_runs: 0,
+            planned_cells: 0,
+            interrupted: false,
+        }
+    }
+
+    /// Whether every planned cell finished.
+    pub fn complete(&self) -> bool {
+        !self.interrupted && self.cells.len() >= self.planned_cells
+    }
+
+    /// `interrupted after N of M cells` (or `N of M cells so far` while the
+    /// matrix runs); `None` when complete.
+    pub fn incomplete(&self) -> Option<String> {
+        let (done, planned) = (self.cells.len(), self.planned_cells);
+        match (self.complete(), self.interrupted) {
+            (true, _) => None,
+            (false, true) => Some(format!("interrupted after {done} of {planned} cells (SIGINT or SIGTERM)")),
+            (false, false) => Some(format!("{done} of {planned} cells so far (the matrix is still running)")),
         }
     }
 

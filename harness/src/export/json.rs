@@ -22,9 +22,22 @@ struct JsonCell<'a> {
     runs: Vec<&'a RunRecord>,
 }
 
+/// How far an incomplete matrix got.
+#[derive(Serialize)]
+struct Progress {
+    finished_cells: usize,
+    planned_cells: usize,
+    interrupted: bool,
+    why: String,
+}
+
 #[derive(Serialize)]
 struct JsonDoc<'a> {
     schema_version: u32,
+    /// False while the matrix runs and when it was interrupted.
+    complete: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    incomplete: Option<Progress>,
     environment: &'a Environment,
     settings: &'a Settings,
     notes: Vec<String>,
@@ -58,6 +71,13 @@ fn finish<T: Serialize>(doc: &T) -> Result<Vec<u8>> {
 pub fn render(results: &Results) -> Result<Vec<u8>> {
     finish(&JsonDoc {
         schema_version: SCHEMA_VERSION,
+        complete: results.complete(),
+        incomplete: results.incomplete().map(|why| Progress {
+            finished_cells: results.cells.len(),
+            planned_cells: results.planned_cells,
+            interrupted: results.interrupted,
+            why,
+        }),
         environment: &results.env,
         settings: &results.settings,
         notes: results.notes(),
@@ -114,6 +134,10 @@ impl JsonExporter {
 
 impl Exporter for JsonExporter {
     fn cell(&mut self, results: &Results, _latest: &CellOutcome) -> Result<()> {
+        write_atomically(&self.path, &render(results)?)
+    }
+
+    fn interrupted(&mut self, results: &Results) -> Result<()> {
         write_atomically(&self.path, &render(results)?)
     }
 }

@@ -20,6 +20,9 @@ const PERCENT: f64 = 100.0;
 pub fn render(results: &Results) -> String {
     let s = &results.settings;
     let mut out = String::from("# wsbench results\n\n");
+    if let Some(why) = results.incomplete() {
+        let _ = writeln!(out, "## Incomplete: {why}\n");
+    }
     let _ = writeln!(out, "- machine: {}", results.env.describe());
     let _ = writeln!(out, "- host: {}, started {}", results.env.host, results.env.timestamp);
     let _ = writeln!(out, "- command: `{}`", results.env.command_line);
@@ -103,6 +106,10 @@ impl MarkdownExporter {
 
 impl Exporter for MarkdownExporter {
     fn cell(&mut self, results: &Results, _latest: &CellOutcome) -> Result<()> {
+        write_atomically(&self.path, render(results).as_bytes())
+    }
+
+    fn interrupted(&mut self, results: &Results) -> Result<()> {
         write_atomically(&self.path, render(results).as_bytes())
     }
 }

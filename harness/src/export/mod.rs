@@ -24,6 +24,13 @@ pub trait Exporter {
     /// Called after each cell with everything measured so far and the
     /// cell that just finished (with its full histograms).
     fn cell(&mut self, results: &Results, latest: &CellOutcome) -> Result<()>;
+
+    /// Called once when the matrix was interrupted, so a document that
+    /// describes the whole result set says it is incomplete (rows already
+    /// written stay as they are).
+    fn interrupted(&mut self, _results: &Results) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Checks every destination the configuration names, creating nothing:

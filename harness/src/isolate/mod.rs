@@ -123,24 +123,39 @@ fn drain(mut from: impl Read, cap: usize, keep_head: bool) -> (Vec<u8>, bool) {
     }
 }
 
-/// Waits for `child` until `deadline`; kills it past that. `None` = killed.
-fn wait_or_kill(child: &mut Child, stdout_done: &mpsc::Receiver<()>, deadline: Instant) -> Option<ExitStatus> {
+/// Why a child was killed before it exited.
+enum Stopped {
+    /// Past the watchdog limit.
+    Watchdog,
+    /// SIGINT/SIGTERM reached this process ([`crate::interrupt`]).
+    Interrupted,
+}
+
+fn kill(child: &mut Child, why: Stopped) -> Result<ExitStatus, Stopped> {
+    let _ = child.kill();
+    let _ = child.wait();
+    Err(why)
+}
+
+/// Waits for `child` until `deadline` (or an interrupt); kills it past that.
+fn wait_or_kill(child: &mut Child, stdout_done: &mpsc::Receiver<()>, deadline: Instant) -> Result<ExitStatus, Stopped> {
     // The stdout reader ends when the child closes stdout, i.e. exits.
-    let left = deadline.saturating_duration_since(Instant::now());
-    if let Err(RecvTimeoutError::Timeout) = stdout_done.recv_timeout(left) {
-        let _ = child.kill();
-        let _ = child.wait();
-        return None;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match stdout_done.recv_timeout(left.min(crate::interrupt::POLL)) {
+            Err(RecvTimeoutError::Timeout) if crate::interrupt::requested() => {
+                return kill(child, Stopped::Interrupted)
+            }
+            Err(RecvTimeoutError::Timeout) if left <= crate::interrupt::POLL => return kill(child, Stopped::Watchdog),
+            Err(RecvTimeoutError::Timeout) => {}
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
+        }
     }
     loop {
         match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
+            Ok(Some(status)) => return Ok(status),
             Ok(None) if Instant::now() < deadline => thread::sleep(EXIT_POLL),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
+            _ => return kill(child, Stopped::Watchdog),
         }
     }
 }
@@ -191,7 +206,11 @@ pub(crate) fn run_in_child(
     let status = wait_or_kill(&mut child, &done_rx, deadline);
     let (out, truncated) = out_reader.join().unwrap_or_default();
     let err = stderr_tail(&err_reader.join().unwrap_or_default());
-    let Some(status) = status else { return RunEnd::Killed };
+    let status = match status {
+        Ok(status) => status,
+        Err(Stopped::Watchdog) => return RunEnd::Killed,
+        Err(Stopped::Interrupted) => return RunEnd::Interrupted,
+    };
     if !status.success() {
         return RunEnd::Failed(describe_exit(status, &err));
     }
