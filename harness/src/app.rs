@@ -2,11 +2,12 @@
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Parser;
 
-use crate::cli::{Cli, Command, RunArgs};
+use crate::cli::{Cli, Command, DoctorArgs, RunArgs};
 use crate::config::RunConfig;
 use crate::doctor::{self, Machine};
 use crate::env::Environment;
@@ -15,7 +16,7 @@ use crate::export::csv::CsvExporter;
 use crate::export::{self, Exporter};
 use crate::outcome::{Results, Settings};
 use crate::record::{RunRecord, Status};
-use crate::{compare, config, history, isolate, listing, matrix, merge, plot, remote, report, table};
+use crate::{calibrate, compare, config, history, isolate, listing, matrix, merge, plot, remote, report, table};
 
 /// Parses the command line and runs the chosen subcommand.
 pub fn run() -> Result<ExitCode> {
@@ -44,6 +45,7 @@ pub fn run() -> Result<ExitCode> {
         Some(Command::Serve(args)) => remote::serve_main(&args),
         Some(Command::Load(args)) => remote::load_main(&args),
         Some(Command::Merge(args)) => merge::main(&args),
+        Some(Command::Doctor(args)) if args.calibrate => calibrate_main(&args),
         Some(Command::Doctor(args)) => {
             let workers = config::parse_workers(args.workers.as_deref())?;
             let planned = workers.iter().copied().max().unwrap_or(1);
@@ -59,6 +61,34 @@ pub fn run() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn calibrate_main(args: &DoctorArgs) -> Result<ExitCode> {
+    let span = crate::parse::parse_duration(&args.calibrate_span)
+        .with_context(|| format!("--calibrate-span `{}`", args.calibrate_span))?;
+    anyhow::ensure!(
+        span >= calibrate::SPIN_EVERY && span <= Duration::from_secs(600),
+        "--calibrate-span `{}`: must be from 1s to 10m (the calibration is redone every second)",
+        args.calibrate_span
+    );
+    if let Some(json) = &args.json {
+        crate::export::check_writable(json, "--json")?;
+    }
+    let env = Environment::capture();
+    let c = calibrate::measure(span, calibrate::Taken { at: env.timestamp, host: env.host, cpu_model: env.cpu_model });
+    crate::out!("{}", calibrate::render(&c));
+    if let Some(json) = &args.json {
+        crate::export::write_atomically(json, &calibrate::to_json(&c)?)
+            .context("the checks are on stdout, but --json could not be written")?;
+    }
+    match calibrate::state_path() {
+        Some(path) => match calibrate::save(&c, &path) {
+            Ok(()) => crate::outln!("saved for later runs' JSON environment: {}", path.display()),
+            Err(e) => eprintln!("warning: the calibration could not be saved for later runs: {e:#}"),
+        },
+        None => eprintln!("warning: no state directory (set WSBENCH_STATE_DIR or HOME): not saved for later runs"),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run_matrix(args: &RunArgs) -> Result<ExitCode> {

@@ -223,6 +223,17 @@ pub struct DoctorArgs {
     /// The worker counts you plan to run (same syntax as `run --workers`) [default: logical CPUs].
     #[arg(long, value_name = "LIST")]
     pub workers: Option<String>,
+    /// Check the instruments on this machine (spin drift, the CPU meter, park/unpark, timers,
+    /// the loopback floor, steal time, governor/cpuidle/SMT/clocksource), each with its figures
+    /// and a verdict: ok, warn or unfit. Takes about 15 s; the figures are saved for later runs.
+    #[arg(long)]
+    pub calibrate: bool,
+    /// With --calibrate: how long the spin calibration is watched (redone every second).
+    #[arg(long, value_name = "DURATION", default_value = "10s", requires = "calibrate")]
+    pub calibrate_span: String,
+    /// With --calibrate: also write the checks as JSON to this path.
+    #[arg(long, value_name = "PATH", requires = "calibrate")]
+    pub json: Option<PathBuf>,
 }
 
 /// Options of `wsbench compare`.

@@ -516,6 +516,59 @@ fn environment_warnings(base: &ResultsFile, current: &ResultsFile) -> Vec<String
     if base.host != current.host {
         out.push(format!("different hosts: base `{}`, current `{}`", base.host, current.host));
     }
+    out.extend(calibration_warnings(base, current));
+    out
+}
+
+/// The calibrated spin rates of two files differ by more than this share:
+/// the same nominal service time was a different amount of work.
+pub const SPIN_RATE_TOLERANCE: f64 = 0.10;
+
+/// The median of an extra over a file's rows that have it.
+fn median_extra(file: &ResultsFile, name: &str) -> Option<f64> {
+    let mut v: Vec<f64> = file
+        .records
+        .iter()
+        .filter_map(|r| r.extras.iter().find(|(k, _)| k == name).map(|(_, v)| *v))
+        .filter(|v| v.is_finite())
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().filter(|_| !v.is_empty())
+}
+
+/// Warnings from the instruments' own figures in the rows: the spin
+/// calibration of base and current (`spin_iters_per_ns`) against
+/// [`SPIN_RATE_TOLERANCE`], and runs whose calibration drifted
+/// (`spin_drift`) beyond the bound at which a run gets a note.
+fn calibration_warnings(base: &ResultsFile, current: &ResultsFile) -> Vec<String> {
+    let mut out = Vec::new();
+    if let (Some(b), Some(c)) = (median_extra(base, "spin_iters_per_ns"), median_extra(current, "spin_iters_per_ns")) {
+        let change = c / b - 1.0;
+        if change.abs() > SPIN_RATE_TOLERANCE {
+            out.push(format!(
+                "the machines' spin calibrations differ: base {b:.4}, current {c:.4} iterations/ns ({:+.1}%, beyond the {:.0}% tolerance): \
+                 the same nominal service time was a different amount of CPU work; run `wsbench doctor --calibrate` on both",
+                change * 100.0,
+                SPIN_RATE_TOLERANCE * 100.0
+            ));
+        }
+    }
+    for (side, file) in [("base", base), ("current", current)] {
+        let drifted = file
+            .records
+            .iter()
+            .filter(|r| {
+                r.extras.iter().any(|(k, v)| k == "spin_drift" && v.abs() > wsbench_workloads::spin::DRIFT_NOTE)
+            })
+            .count();
+        if drifted > 0 {
+            out.push(format!(
+                "{drifted} of {} {side} runs drifted beyond {:.0}% from their spin calibration (spin_drift): the CPU's speed moved during them",
+                file.records.len(),
+                wsbench_workloads::spin::DRIFT_NOTE * 100.0
+            ));
+        }
+    }
     out
 }
 

@@ -152,6 +152,47 @@ fn smt(m: &Machine) -> Finding {
     }
 }
 
+/// An enabled idle state whose exit latency is above this many µs makes
+/// an idle worker's wake-up slow.
+const DEEP_IDLE_US: u64 = 10;
+
+fn cpuidle(m: &Machine) -> Finding {
+    let Some(cpu) = m.cpu_dirs().into_iter().next() else {
+        return finding("cpuidle", Level::Info, "no CPUs listed in sysfs", "");
+    };
+    let mut states = Vec::new();
+    for i in 0.. {
+        let dir = format!("sys/devices/system/cpu/{cpu}/cpuidle/state{i}");
+        let Some(name) = m.read(&format!("{dir}/name")) else { break };
+        let latency: Option<u64> = m.read(&format!("{dir}/latency")).and_then(|v| v.parse().ok());
+        let disabled = m.read(&format!("{dir}/disable")).as_deref() == Some("1");
+        states.push((name, latency, disabled));
+    }
+    if states.is_empty() {
+        return finding("cpuidle", Level::Info, "no cpuidle states exposed (the firmware or hypervisor decides)", "");
+    }
+    let driver = m.read("sys/devices/system/cpu/cpuidle/current_driver").unwrap_or_else(|| "unknown".to_string());
+    let list = states
+        .iter()
+        .map(|(n, l, d)| {
+            let l = l.map_or("?".to_string(), |l| format!("{l} µs"));
+            format!("{n} ({l}{})", if *d { ", disabled" } else { "" })
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let deepest = states.iter().filter(|(_, _, d)| !d).filter_map(|(_, l, _)| *l).max().unwrap_or(0);
+    if deepest > DEEP_IDLE_US {
+        finding(
+            "cpuidle",
+            Level::Warn,
+            format!("driver {driver}, {cpu} states {list}: an idle CPU may take up to {deepest} µs to wake, which idle workers' wake-ups pay"),
+            format!("sudo cpupower idle-set -D {DEEP_IDLE_US} (disables states with exit latency above {DEEP_IDLE_US} µs)"),
+        )
+    } else {
+        finding("cpuidle", Level::Ok, format!("driver {driver}, {cpu} states {list}"), "")
+    }
+}
+
 fn load(m: &Machine, allowed_cpus: usize, busy: &[(String, f64)]) -> Finding {
     let load1: Option<f64> = m.read("proc/loadavg").and_then(|l| l.split_whitespace().next()?.parse().ok());
     let listed = busy.iter().map(|(name, share)| format!("{name} {:.0}%", share * 100.0)).collect::<Vec<_>>();
@@ -321,6 +362,7 @@ pub fn inspect(m: &Machine, allowed_cpus: usize, planned_workers: usize, sample:
         governor(m),
         turbo(m),
         smt(m),
+        cpuidle(m),
         load(m, allowed_cpus, &busy),
         isolation(m),
         cgroup(m, planned_workers),
@@ -387,10 +429,16 @@ mod tests {
             ("sys/fs/cgroup/user.slice/bench/cpu.max", "150000 100000"),
             ("sys/devices/system/clocksource/clocksource0/current_clocksource", "hpet"),
             ("proc/sys/kernel/perf_event_paranoid", "4"),
+            ("sys/devices/system/cpu/cpuidle/current_driver", "intel_idle"),
+            ("sys/devices/system/cpu/cpu0/cpuidle/state0/name", "POLL"),
+            ("sys/devices/system/cpu/cpu0/cpuidle/state0/latency", "0"),
+            ("sys/devices/system/cpu/cpu0/cpuidle/state1/name", "C6"),
+            ("sys/devices/system/cpu/cpu0/cpuidle/state1/latency", "170"),
+            ("sys/devices/system/cpu/cpu0/cpuidle/state1/disable", "0"),
         ]);
         let f = inspect(&Machine::at(&root), 4, 8, Duration::ZERO);
-        assert_eq!(f.len(), 9);
-        for check in ["governor", "turbo", "smt", "load", "cgroup", "clocksource", "cores"] {
+        assert_eq!(f.len(), 10);
+        for check in ["governor", "turbo", "smt", "cpuidle", "load", "cgroup", "clocksource", "cores"] {
             let x = get(&f, check);
             assert_eq!(x.level, Level::Warn, "{x:?}");
             assert!(!x.fix.is_empty(), "{x:?}");
@@ -401,7 +449,8 @@ mod tests {
         assert!(get(&f, "cores").detail.starts_with("8 workers planned on 4 allowed CPU(s)"));
         assert_eq!(get(&f, "isolation").level, Level::Info);
         assert_eq!(get(&f, "perf").level, Level::Info);
-        assert!(render(&f).contains("7 warning(s)"));
+        assert!(get(&f, "cpuidle").detail.contains("up to 170 µs"), "{:?}", get(&f, "cpuidle"));
+        assert!(render(&f).contains("8 warning(s)"));
         let _ = fs::remove_dir_all(root);
     }
 
@@ -420,6 +469,11 @@ mod tests {
             ("sys/fs/cgroup/cpu.max", "max 100000"),
             ("sys/devices/system/clocksource/clocksource0/current_clocksource", "tsc"),
             ("proc/sys/kernel/perf_event_paranoid", "1"),
+            ("sys/devices/system/cpu/cpu0/cpuidle/state0/name", "POLL"),
+            ("sys/devices/system/cpu/cpu0/cpuidle/state0/latency", "0"),
+            ("sys/devices/system/cpu/cpu0/cpuidle/state1/name", "C6"),
+            ("sys/devices/system/cpu/cpu0/cpuidle/state1/latency", "170"),
+            ("sys/devices/system/cpu/cpu0/cpuidle/state1/disable", "1"),
         ]);
         let f = inspect(&Machine::at(&root), 16, 8, Duration::ZERO);
         assert!(f.iter().all(|x| x.level == Level::Ok && x.fix.is_empty()), "{f:#?}");
@@ -432,7 +486,7 @@ mod tests {
     fn an_empty_tree_gives_info_not_guesses() {
         let root = tree(&[]);
         let f = inspect(&Machine::at(&root), 2, 1, Duration::ZERO);
-        for check in ["governor", "turbo", "smt", "load", "isolation", "cgroup", "clocksource", "perf"] {
+        for check in ["governor", "turbo", "smt", "cpuidle", "load", "isolation", "cgroup", "clocksource", "perf"] {
             assert_eq!(get(&f, check).level, Level::Info, "{:?}", get(&f, check));
         }
         let _ = fs::remove_dir_all(root);

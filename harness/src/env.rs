@@ -53,6 +53,9 @@ pub struct Environment {
     pub command_line: String,
     /// `wsbench doctor`'s findings about this machine when the run began.
     pub findings: Vec<crate::doctor::Finding>,
+    /// The latest `wsbench doctor --calibrate` taken on this host and CPU
+    /// model (its time is in it); `null` when there is none.
+    pub calibration: Option<crate::calibrate::Calibration>,
 }
 
 /// [`Environment::topology`].
@@ -89,9 +92,11 @@ impl Environment {
             (Ok(name), Err(_)) => name,
             _ => UNKNOWN.to_string(),
         };
+        let host = System::host_name().unwrap_or_else(|_| UNKNOWN.to_string());
+        let calibration = crate::calibrate::latest(&host, &cpu_model);
         Environment {
             timestamp: rfc3339_utc(SystemTime::now()),
-            host: System::host_name().unwrap_or_else(|_| UNKNOWN.to_string()),
+            host,
             cpu_model,
             logical_cpus,
             physical_cores: System::physical_core_count().ok(),
@@ -107,6 +112,7 @@ impl Environment {
             wsbench_version: env!("CARGO_PKG_VERSION").to_string(),
             command_line: command_line(),
             findings: Vec::new(),
+            calibration,
         }
     }
 

@@ -26,6 +26,7 @@
 pub mod ab;
 pub mod app;
 pub mod backend;
+pub mod calibrate;
 pub mod changepoint;
 pub mod cli;
 pub mod compare;

@@ -204,6 +204,18 @@ pub struct RunOutput {
 }
 
 impl RunOutput {
+    /// Re-checks the spin calibration at the end of a run (every run and
+    /// every server goes through here): the process's calibrated rate
+    /// (`spin_iters_per_ns`, which `compare` holds between two files) and
+    /// `spin_drift` ([`crate::spin::drift`]) in the extras, and a note when
+    /// the drift is beyond [`crate::spin::DRIFT_NOTE`].
+    pub(crate) fn record_spin_drift(&mut self) {
+        let d = crate::spin::drift();
+        self.extras.push(("spin_iters_per_ns".to_string(), crate::spin::iters_per_ns()));
+        self.extras.push(("spin_drift".to_string(), d));
+        self.notes.extend(crate::spin::drift_note(d));
+    }
+
     /// The output of a closed-loop run (a benchmark, a storm): `ops`
     /// operations in `elapsed`, one latency each in `latency_ns`. It sends
     /// no requests, so `failed`, `sent`, `offered_per_s` and the open-loop

@@ -212,13 +212,13 @@ impl CpuMeter {
     }
 }
 
-/// How long `f` keeps the calling thread on a CPU, for tests.
-#[cfg(test)]
-pub(crate) fn thread_cpu_of(f: impl FnOnce()) -> std::time::Duration {
-    let tid = current_tid().expect("tid");
-    let before = thread_cpu_ns(tid).expect("schedstat");
+/// How long `f` keeps the calling thread on a CPU, by the thread's own
+/// clock (`/proc/self/task/<tid>/schedstat`); `None` when unreadable.
+pub(crate) fn thread_cpu_of(f: impl FnOnce()) -> Option<std::time::Duration> {
+    let tid = current_tid()?;
+    let before = thread_cpu_ns(tid)?;
     f();
-    std::time::Duration::from_nanos(thread_cpu_ns(tid).expect("schedstat") - before)
+    Some(std::time::Duration::from_nanos(thread_cpu_ns(tid)?.saturating_sub(before)))
 }
 
 #[cfg(test)]
@@ -282,7 +282,8 @@ mod tests {
             let spent = thread_cpu_of(|| {
                 busy(SPIN);
                 std::thread::sleep(Duration::from_millis(1));
-            });
+            })
+            .expect("schedstat");
             truth_tx.send(spent).unwrap();
             go_rx.recv().unwrap();
         });

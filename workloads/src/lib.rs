@@ -28,6 +28,7 @@ mod cpu;
 pub mod dist;
 mod error;
 mod http;
+pub mod instruments;
 mod micro;
 mod openloop;
 mod params;

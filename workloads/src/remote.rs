@@ -73,7 +73,7 @@ pub fn serve(rt: &RuntimeSpec, w: &WorkloadSpec, listen: SocketAddr, until: Unti
     crate::spin::iters_per_ns();
     // Before the runtime exists: every thread alive now is not its own.
     let meter = CpuMeter::new();
-    match which {
+    let mut out = match which {
         // A driver thread: the server runs while nobody is in `block_on`.
         Which::Ours(kind) => serve_on(Ours::build_with(kind, rt, false)?, &plan, listen, until, &meter),
         Which::Tokio => serve_on(TokioMulti::build(rt)?, &plan, listen, until, &meter),
@@ -83,7 +83,9 @@ pub fn serve(rt: &RuntimeSpec, w: &WorkloadSpec, listen: SocketAddr, until: Unti
             name: format!("{} on the registered reference `{}`", w.name, rt.sched()),
             allowed: "the built-in schedulers, tokio, tokio-current, smol".to_string(),
         }),
-    }
+    }?;
+    out.record_spin_drift();
+    Ok(out)
 }
 
 fn serve_on<R: Rt>(

@@ -69,14 +69,16 @@ pub fn run(rt: &RuntimeSpec, w: &WorkloadSpec, opts: &RunOptions) -> Result<RunO
         crate::rt::pin_current(&rt.worker_cores, 0);
     }
     let m = &meter;
-    match which {
+    let mut out = match which {
         Which::Ours(kind) => execute(crate::rt::ours::Ours::build_with(kind, rt, native)?, rt, &plan, opts, m),
         Which::Registered(r) => (r.run)(rt, &plan, opts, m),
         Which::Tokio => execute(TokioMulti::build(rt)?, rt, &plan, opts, m),
         Which::TokioCurrent if native => execute(TokioCurrent::native(rt)?, rt, &plan, opts, m),
         Which::TokioCurrent => execute(TokioCurrent::build(rt)?, rt, &plan, opts, m),
         Which::Smol => execute(Smol::build(rt)?, rt, &plan, opts, m),
-    }
+    }?;
+    out.record_spin_drift();
+    Ok(out)
 }
 
 /// Whether the single-threaded runtimes (`current-thread`,
