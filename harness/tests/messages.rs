@@ -68,6 +68,18 @@ fn messages_are_one_clean_line() {
 }
 
 #[test]
+fn an_output_under_a_file_is_not_a_missing_directory() {
+    let dir = scratch("under-a-file");
+    std::fs::write(dir.join("file.txt"), "x").unwrap();
+    let mut args = vec!["run", "--sched", "tokio", "--workers", "1", "--workload", "yield-many"];
+    args.extend(TINY);
+    args.extend(["--json", "file.txt/x.json"]);
+    let run = wsbench_in(&dir, &args);
+    run.code(2).stderr_has(&["`file.txt` is not a directory"]);
+    assert!(!run.stderr.contains("does not exist"), "{}", run.stderr);
+}
+
+#[test]
 fn a_port_in_use_is_named_once() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();

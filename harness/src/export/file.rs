@@ -91,6 +91,12 @@ pub fn regular_target(path: &Path, what: &str) -> Result<PathBuf> {
 pub fn check_writable(path: &Path, what: &str) -> Result<()> {
     let target = regular_target(path, what)?;
     let dir = parent_dir(&target);
+    ensure!(
+        dir.is_dir() || !dir.exists(),
+        "cannot write {what} `{}`: `{}` is not a directory; allowed: a path in an existing directory",
+        path.display(),
+        dir.display()
+    );
     ensure!(dir.is_dir(), "cannot write {what} `{}`: directory `{}` does not exist", path.display(), dir.display());
     let probe = temp_path(&target);
     fs::write(&probe, b"").with_context(|| {

@@ -109,6 +109,9 @@ pub enum Ticks {
     Percentile,
     /// Microseconds written with a unit (`250µs`, `1.5ms`).
     Latency,
+    /// Plain numbers, one at each x value of the data (worker counts), so
+    /// a log2 axis of 1 and 2 workers reads `1 2`, not `1 1 1 2 2`.
+    AtData,
 }
 
 /// A chart to draw.
@@ -194,6 +197,67 @@ fn number_label(v: f64) -> String {
     crate::units::format_count(v)
 }
 
+/// Fewest labels a log axis gets before denser mantissas are tried.
+const MIN_LOG_TICKS: usize = 3;
+/// Mantissas of log-axis labels, sparsest first: decades, 1-2-5, six per
+/// decade, then twelve (no two more than 1.25 apart, so even the narrowest
+/// axis, one point padded by 1.25 each way, gets two labels).
+const LOG_MANTISSAS: [&[f64]; 4] = [
+    &[1.0],
+    &[1.0, 2.0, 5.0],
+    &[1.0, 1.5, 2.0, 3.0, 5.0, 7.0],
+    &[1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+];
+
+/// Every `m x 10^k` in `lo..=hi` for the mantissas `m`, ascending.
+fn decade_points(lo: f64, hi: f64, mantissas: &[f64]) -> Vec<f64> {
+    const TEN: f64 = 10.0;
+    let mut out = Vec::new();
+    // lo and hi are bounded by `check_plottable`, so this is a few dozen
+    // decades at most.
+    for k in (lo.log10().floor() as i32)..=(hi.log10().ceil() as i32) {
+        for m in mantissas {
+            let v = m * TEN.powi(k);
+            if v >= lo && v <= hi {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// At most [`MAX_TICKS`] of `points`, evenly thinned.
+fn thin(points: Vec<f64>) -> Vec<f64> {
+    let step = points.len().div_ceil(MAX_TICKS).max(1);
+    points.into_iter().step_by(step).collect()
+}
+
+/// The labelled values of a log axis over `lo..hi`: the data's own x
+/// values ([`Ticks::AtData`]), decades for percentiles (90%, 99%, 99.9%),
+/// else round values (decades, 1-2-5 or finer, whichever first gives
+/// [`MIN_LOG_TICKS`]), each label distinct.
+fn log_key_points(lo: f64, hi: f64, ticks: Ticks, data: impl Iterator<Item = f64>) -> Vec<f64> {
+    match ticks {
+        Ticks::AtData => {
+            let mut points: Vec<f64> = data.filter(|v| *v >= lo && *v <= hi).collect();
+            points.sort_by(f64::total_cmp);
+            points.dedup();
+            thin(points)
+        }
+        Ticks::Percentile => thin(decade_points(lo, hi, LOG_MANTISSAS[0])),
+        Ticks::Number | Ticks::Latency => {
+            let mut best = Vec::new();
+            for mantissas in LOG_MANTISSAS {
+                best = decade_points(lo, hi, mantissas);
+                if best.len() >= MIN_LOG_TICKS {
+                    break;
+                }
+            }
+            thin(best)
+        }
+    }
+}
+
 /// The one check of what a chart accepts, before any axis arithmetic:
 /// every finite value within [`MAX_PLOT_VALUE`] in magnitude, and every
 /// positive value on a log axis at least [`MIN_LOG_VALUE`]. (Non-finite and,
@@ -244,12 +308,21 @@ where
     let (x0, x1) = bounds(all().map(|p| p.x), chart.x_scale, 0.0);
     let headroom = LEGEND_ROW_HEADROOM * chart.series.len() as f64;
     let (y0, y1) = bounds(all().flat_map(|p| [p.y, p.lo, p.hi]), chart.y_scale, headroom);
+    let x_keys = || log_key_points(x0, x1, chart.x_ticks, all().map(|p| p.x));
+    let y_keys = || log_key_points(y0, y1, chart.y_ticks, all().map(|p| p.y));
     match (chart.x_scale, chart.y_scale) {
-        (Scale::Log(bx), Scale::Log(by)) => {
-            plot(&plot_area, chart, (x0..x1).log_scale().base(bx), (y0..y1).log_scale().base(by))
+        (Scale::Log(bx), Scale::Log(by)) => plot(
+            &plot_area,
+            chart,
+            (x0..x1).log_scale().base(bx).with_key_points(x_keys()),
+            (y0..y1).log_scale().base(by).with_key_points(y_keys()),
+        ),
+        (Scale::Log(bx), Scale::Linear) => {
+            plot(&plot_area, chart, (x0..x1).log_scale().base(bx).with_key_points(x_keys()), y0..y1)
         }
-        (Scale::Log(bx), Scale::Linear) => plot(&plot_area, chart, (x0..x1).log_scale().base(bx), y0..y1),
-        (Scale::Linear, Scale::Log(by)) => plot(&plot_area, chart, x0..x1, (y0..y1).log_scale().base(by)),
+        (Scale::Linear, Scale::Log(by)) => {
+            plot(&plot_area, chart, x0..x1, (y0..y1).log_scale().base(by).with_key_points(y_keys()))
+        }
         (Scale::Linear, Scale::Linear) => plot(&plot_area, chart, x0..x1, y0..y1),
     }
 }
@@ -306,7 +379,7 @@ where
         .build_cartesian_2d(x, y)
         .map_err(|e| anyhow!("{e}"))?;
     let label = |ticks: Ticks, v: f64| match ticks {
-        Ticks::Number => number_label(v),
+        Ticks::Number | Ticks::AtData => number_label(v),
         Ticks::Percentile => percentile_label(v),
         Ticks::Latency => latency_tick(v),
     };
@@ -411,6 +484,24 @@ mod tests {
         // Left out of the axes, not refused.
         check_plottable(&chart(f64::NAN)).unwrap();
         check_plottable(&chart(0.0)).unwrap();
+    }
+
+    #[test]
+    fn log_axes_get_round_distinct_labels() {
+        // Data of 3..7 ms: no decade inside, so 1-2-5 then finer mantissas.
+        let keys = log_key_points(2_400.0, 14_000.0, Ticks::Latency, std::iter::empty());
+        assert_eq!(keys, [3_000.0, 5_000.0, 7_000.0, 10_000.0]);
+        let labels: Vec<String> = keys.iter().map(|v| latency_tick(*v)).collect();
+        assert_eq!(labels, ["3ms", "5ms", "7ms", "10ms"]);
+        // A wide range: decades only.
+        assert_eq!(log_key_points(5.0, 20_000.0, Ticks::Latency, std::iter::empty()), [10.0, 100.0, 1_000.0, 10_000.0]);
+        // Workers: exactly the counts measured.
+        assert_eq!(log_key_points(0.8, 2.5, Ticks::AtData, [1.0, 2.0, 1.0, 2.0].into_iter()), [1.0, 2.0]);
+        // Percentiles: 90%, 99%, ... never 83.3333%.
+        let p = log_key_points(1.0, 2e4, Ticks::Percentile, std::iter::empty());
+        let labels: Vec<String> = p.iter().map(|v| percentile_label(*v)).collect();
+        assert_eq!(labels, ["0%", "90%", "99%", "99.9%", "99.99%"]);
+        assert!(log_key_points(1e-9, 1e30, Ticks::Latency, std::iter::empty()).len() <= MAX_TICKS);
     }
 
     #[test]

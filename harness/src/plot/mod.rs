@@ -82,7 +82,7 @@ fn workers_chart(title: String, y_label: &str, y_scale: Scale, series: Vec<Serie
         y_label: y_label.to_string(),
         x_scale: Scale::Log(WORKERS_LOG_BASE),
         y_scale,
-        x_ticks: Ticks::Number,
+        x_ticks: Ticks::AtData,
         y_ticks: if y_scale == Scale::Linear { Ticks::Number } else { Ticks::Latency },
         series,
         markers: true,
@@ -158,7 +158,7 @@ pub(crate) fn scaling_charts(cells: &[CellSummary], caption: &str) -> Vec<(Strin
 
 type LoadKey = (String, usize, String, String);
 
-/// p99 vs offered load, for groups with at least two offered rates.
+/// p99 vs offered load, for groups with at least two requested rates.
 fn load_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> {
     let mut groups: BTreeMap<LoadKey, Vec<&CellSummary>> = BTreeMap::new();
     for c in cells.iter().filter(|c| c.load_per_s().is_some()) {
@@ -167,10 +167,12 @@ fn load_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> {
     }
     let mut out = Vec::new();
     for ((workload, workers, knobs, params), group) in groups {
-        let mut loads: Vec<u64> = group.iter().filter_map(|c| c.load_per_s()).map(|l| l.round() as u64).collect();
-        loads.sort_unstable();
-        loads.dedup();
-        if loads.len() < 2 {
+        // A sweep is two or more rates asked for (`--rate`): measured offered
+        // loads differ between runs even at one rate, which is no sweep.
+        let mut rates: Vec<u64> = group.iter().filter_map(|c| c.key.rate_per_s).collect();
+        rates.sort_unstable();
+        rates.dedup();
+        if rates.len() < 2 {
             continue;
         }
         let series = series_of(
