@@ -95,3 +95,33 @@ fn help_and_usage_errors_survive_a_closed_stdout() {
     let (code, stderr) = closed_stdout(&dir, &["compare"]);
     assert_eq!(code, Some(2), "{stderr}");
 }
+
+/// Every `.rs` file under `dir`.
+fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_source_writes_stdout_around_the_guard() {
+    // A new subcommand that used print! would panic on a closed pipe again.
+    let mut files = Vec::new();
+    sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+    assert!(files.len() > 20, "{files:?}");
+    for file in files.iter().filter(|f| !f.ends_with("stdout.rs")) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for bad in ["print!(", "println!("] {
+                let hit = code.match_indices(bad).any(|(i, _)| !code[..i].ends_with('e'));
+                assert!(!hit, "{}:{}: {bad} bypasses crate::out!/outln! (stdout.rs): {line}", file.display(), n + 1);
+            }
+        }
+    }
+}

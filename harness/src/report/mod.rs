@@ -262,14 +262,35 @@ fn environment_section(out: &mut String, run: Option<&RunDir>, runs: &[RunSummar
     };
     out.push_str("<table>\n");
     for (k, v) in &env {
-        let text = match v {
-            Value::String(s) => s.clone(),
-            Value::Null => String::new(),
-            other => other.to_string(),
-        };
-        let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", escape(k), escape(&text));
+        let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", escape(k), env_value_html(k, v));
     }
     out.push_str("</table>\n");
+}
+
+/// One environment value as HTML for people: byte counts in GiB, doctor's
+/// findings one per line (`warn governor: ... (fix: ...)`), other lists
+/// and objects as compact JSON.
+fn env_value_html(key: &str, value: &Value) -> String {
+    const GIB: f64 = (1u64 << 30) as f64;
+    match value {
+        Value::String(s) => escape(s),
+        Value::Null => String::new(),
+        Value::Number(n) if key.ends_with("_bytes") => match n.as_u64() {
+            Some(b) => escape(&format!("{:.1} GiB ({b} bytes)", b as f64 / GIB)),
+            None => escape(&n.to_string()),
+        },
+        Value::Array(items) if key == "findings" => items
+            .iter()
+            .map(|f| {
+                let field = |name: &str| f.get(name).and_then(Value::as_str).unwrap_or("").to_string();
+                let fix = field("fix");
+                let fix = if fix.is_empty() { String::new() } else { format!(" (fix: {fix})") };
+                escape(&format!("{} {}: {}{fix}", field("level"), field("check"), field("detail")))
+            })
+            .collect::<Vec<_>>()
+            .join("<br>"),
+        other => escape(&other.to_string()),
+    }
 }
 
 /// The page.
@@ -313,4 +334,27 @@ pub fn main(args: &ReportArgs) -> Result<ExitCode> {
     write_atomically(&args.out, html.as_bytes()).with_context(|| format!("cannot write `{}`", args.out.display()))?;
     crate::outln!("{}", args.out.display());
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environment_values_are_written_for_people() {
+        assert_eq!(
+            env_value_html("memory_bytes", &serde_json::json!(25_232_932_864u64)),
+            "23.5 GiB (25232932864 bytes)"
+        );
+        let findings = serde_json::json!([
+            {"check": "governor", "level": "warn", "detail": "powersave", "fix": "cpupower frequency-set -g performance"},
+            {"check": "smt", "level": "ok", "detail": "off", "fix": ""}
+        ]);
+        assert_eq!(
+            env_value_html("findings", &findings),
+            "warn governor: powersave (fix: cpupower frequency-set -g performance)<br>ok smt: off"
+        );
+        assert_eq!(env_value_html("host", &serde_json::json!("a<b")), "a&lt;b");
+        assert_eq!(svg::format_value("cpu_us_per_op", 12.5), "12.5µs");
+    }
 }

@@ -17,6 +17,14 @@ const TOP: f64 = 26.0;
 const BOTTOM: f64 = 30.0;
 /// Head- and footroom of the y range, as a fraction of the span.
 const PAD: f64 = 0.08;
+/// The narrowest y span, as a fraction of the values' magnitude: runs
+/// within a fraction of a percent of each other are drawn nearly flat
+/// (with labels that differ), not as a steep line between equal labels.
+const MIN_RELATIVE_SPAN: f64 = 0.1;
+/// Characters of a run time kept for an x label: the day, or the day and
+/// minute when the first and last run share a day.
+const DAY_CHARS: usize = 10;
+const MINUTE_CHARS: usize = 16;
 
 /// Escapes text for HTML and SVG.
 pub fn escape(text: &str) -> String {
@@ -36,7 +44,8 @@ pub fn escape(text: &str) -> String {
 
 /// A value of `metric` for a label.
 pub fn format_value(metric: &str, v: f64) -> String {
-    if metric.ends_with("_us") {
+    // `cpu_us_per_op` is microseconds too.
+    if metric.ends_with("_us") || metric.contains("_us_per_") {
         format_us(v)
     } else if metric.ends_with("_per_s") {
         format!("{}/s", format_count(v))
@@ -62,7 +71,10 @@ fn y_range(points: &[Point]) -> (f64, f64) {
     if !(lo.is_finite() && hi.is_finite()) {
         return (0.0, 1.0);
     }
-    let span = if hi > lo { hi - lo } else { lo.abs().max(1.0) * 0.1 };
+    let floor = lo.abs().max(hi.abs()).max(f64::MIN_POSITIVE) * MIN_RELATIVE_SPAN;
+    let mid = (lo + hi) / 2.0;
+    let (lo, hi) = if hi - lo >= floor { (lo, hi) } else { (mid - floor / 2.0, mid + floor / 2.0) };
+    let span = hi - lo;
     (lo - span * PAD, hi + span * PAD)
 }
 
@@ -97,7 +109,9 @@ pub fn trend(title: &str, metric: &str, points: &[Point], changes: &[&Found]) ->
         );
     }
     if let (Some(first), Some(last)) = (points.first(), points.last()) {
-        let day = |p: &Point| p.run_time.get(..10).unwrap_or(&p.run_time).to_string();
+        let same_day = first.run_time.get(..DAY_CHARS) == last.run_time.get(..DAY_CHARS);
+        let keep = if same_day { MINUTE_CHARS } else { DAY_CHARS };
+        let day = |p: &Point| p.run_time.get(..keep).unwrap_or(&p.run_time).replace('T', " ");
         let _ = write!(
             s,
             r#"<text x="{LEFT}" y="{}" font-size="10">{}</text><text x="{}" y="{0}" font-size="10" text-anchor="end">{}</text>"#,
@@ -174,13 +188,30 @@ mod tests {
     }
 
     #[test]
+    fn two_equal_runs_are_flat_with_distinct_labels() {
+        let mut points = vec![point(0, 2050.0), point(1, 2050.5)];
+        points[1].run_time = "2026-01-01T09:30:00Z".to_string();
+        points[0].run_time = "2026-01-01T08:15:00Z".to_string();
+        let svg = trend("t", "throughput_per_s", &points, &[]);
+        let labels: Vec<&str> = svg.split("text-anchor=\"end\">").skip(1).filter_map(|t| t.split('<').next()).collect();
+        let y_labels: Vec<&&str> = labels.iter().filter(|l| l.ends_with("/s")).collect();
+        assert_eq!(y_labels.len(), 3, "{labels:?}");
+        assert!(y_labels[0] != y_labels[1] && y_labels[1] != y_labels[2], "{labels:?}");
+        assert!(svg.contains("2026-01-01 08:15") && svg.contains("2026-01-01 09:30"), "{svg}");
+        // The two points lie within a few pixels of each other.
+        let cy: Vec<f64> = svg.split("cy=\"").skip(1).filter_map(|t| t.split('"').next()?.parse().ok()).collect();
+        assert!((cy[0] - cy[1]).abs() < 5.0, "{cy:?}");
+    }
+
+    #[test]
     fn escapes_markup() {
         assert_eq!(escape(r#"<a href="x">&'"#), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
     }
 
     #[test]
     fn trend_places_points_inside_the_plot() {
-        let points: Vec<Point> = (0..5).map(|i| point(i, 100.0 + i as f64)).collect();
+        // A spread wider than MIN_RELATIVE_SPAN, so the axis is the data's.
+        let points: Vec<Point> = (0..5).map(|i| point(i, 100.0 + 10.0 * i as f64)).collect();
         let svg = trend("t <1>", "p50_us", &points, &[]);
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
         assert!(svg.contains("t &lt;1&gt;"), "{svg}");
