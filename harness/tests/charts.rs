@@ -59,3 +59,18 @@ fn axes_label_each_worker_count_once_and_sweeps_only_when_asked() {
         assert!(digits.trim_start_matches('0').trim_end_matches('0').len() <= 2, "{t} is not round: {p99:?}");
     }
 }
+
+#[test]
+fn spectra_from_another_runs_logs_are_flagged() {
+    let dir = scratch("charts-hdr");
+    let tiny = ["--sched", "tokio", "--workers", "1", "--duration", "20ms", "--warmup", "0", "--runs", "1"];
+    let a = [&["run", "-q", "--workload", "yield-many", "--csv", "a.csv", "--hdr-dir", "hdr"][..], &tiny].concat();
+    wsbench_in(&dir, &a).ok();
+    let b = [&["run", "-q", "--workload", "chained-spawn", "--csv", "b.csv"][..], &tiny].concat();
+    wsbench_in(&dir, &b).ok();
+    let own = wsbench_in(&dir, &["plot", "a.csv", "--out", "pa", "--hdr-dir", "hdr"]);
+    own.ok();
+    assert!(!own.stderr.contains("another run"), "{}", own.stderr);
+    let other = wsbench_in(&dir, &["plot", "b.csv", "--out", "pb", "--hdr-dir", "hdr"]);
+    other.ok().stderr_has(&["warning: `hdr/", "`b.csv` does not hold (another run's log?)"]);
+}

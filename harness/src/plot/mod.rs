@@ -204,9 +204,31 @@ fn load_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> {
 /// The identity of a spectrum chart: the cell without the scheduler.
 const SPECTRUM_KEY: [&str; 5] = ["workload", "workers", "knobs", "params", "rate_per_s"];
 
-/// One log's merged histogram as a spectrum series, with its chart key.
-fn spectrum_series(path: &Path) -> Result<([String; 5], Series)> {
+/// Whether the results file holds the cell a log's metadata names.
+fn holds_cell(cells: &[CellSummary], meta: &BTreeMap<String, String>) -> bool {
+    let get = |k: &str| meta.get(k).map(String::as_str).unwrap_or("");
+    cells.iter().any(|c| {
+        let k = &c.key;
+        k.scheduler == get("scheduler")
+            && k.workers.to_string() == get("workers")
+            && k.workload == get("workload")
+            && k.knobs == get("knobs")
+            && k.params == get("params")
+            && k.rate_per_s.map(|r| r.to_string()).unwrap_or_default() == get("rate_per_s")
+    })
+}
+
+/// One log's merged histogram as a spectrum series, with its chart key;
+/// a warning when the results file holds no such cell (another run's log).
+fn spectrum_series(path: &Path, cells: &[CellSummary], results: &Path) -> Result<([String; 5], Series)> {
     let log = hdr::read(path)?;
+    if !holds_cell(cells, &log.meta) {
+        eprintln!(
+            "warning: `{}` is the log of a cell `{}` does not hold (another run's log?); its spectrum is drawn anyway",
+            path.display(),
+            results.display()
+        );
+    }
     let merged = log.merged_runs().with_context(|| format!("`{}`", path.display()))?;
     let points = merged
         .iter_quantiles(SPECTRUM_TICKS_PER_HALF)
@@ -244,7 +266,7 @@ fn spectrum_chart(key: [String; 5], series: Vec<Series>, caption: &str) -> (Stri
 
 /// Percentile spectra from the logs in `dir`, one chart per cell without
 /// the scheduler.
-fn spectrum_charts(dir: &Path, caption: &str) -> Result<Vec<(String, Chart)>> {
+fn spectrum_charts(dir: &Path, caption: &str, cells: &[CellSummary], results: &Path) -> Result<Vec<(String, Chart)>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read --hdr-dir `{}`", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -260,7 +282,7 @@ fn spectrum_charts(dir: &Path, caption: &str) -> Result<Vec<(String, Chart)>> {
     }
     let mut groups: BTreeMap<[String; 5], Vec<Series>> = BTreeMap::new();
     for path in paths {
-        let (key, series) = spectrum_series(&path)?;
+        let (key, series) = spectrum_series(&path, cells, results)?;
         groups.entry(key).or_default().push(series);
     }
     Ok(groups.into_iter().map(|(key, series)| spectrum_chart(key, series, caption)).collect())
@@ -295,7 +317,7 @@ pub fn plot(args: &PlotArgs) -> Result<Vec<PathBuf>> {
     let scaling = charts.len();
     charts.extend(load_charts(&cells, &caption));
     if let Some(dir) = &args.hdr_dir {
-        charts.extend(spectrum_charts(dir, &caption)?);
+        charts.extend(spectrum_charts(dir, &caption, &cells, &args.results)?);
     }
     charts.retain(|(_, chart)| chart.series.iter().any(|s| !s.points.is_empty()));
     if charts.is_empty() {
