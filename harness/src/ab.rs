@@ -49,6 +49,14 @@ pub fn mark(record: &mut RunRecord, session: f64, first: bool) {
     record.extras.push((ORDER.to_string(), if first { 0.0 } else { 1.0 }));
 }
 
+/// Which side of an A/B pair `record` is, `"base"` or `"current"`, from
+/// its place in the pair and its run ([`base_first`]); `None` for a row
+/// of no A/B pair.
+pub fn side(record: &RunRecord) -> Option<&'static str> {
+    let went_first = extra(record, ORDER)? == 0.0;
+    Some(if went_first == base_first(record.run) { "base" } else { "current" })
+}
+
 fn extra(record: &RunRecord, key: &str) -> Option<f64> {
     record.extras.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
 }
@@ -154,6 +162,17 @@ mod tests {
         let mut r = RunRecord::failed(key(), run, String::new());
         (r.status, r.throughput_per_s) = (Status::Ok, Some(throughput));
         r
+    }
+
+    #[test]
+    fn the_side_follows_from_the_order_and_the_run() {
+        assert_eq!(side(&row(0, 1.0)), None, "no A/B pair");
+        for run in 0..4 {
+            let (mut base, mut current) = (row(run, 1.0), row(run, 1.0));
+            mark(&mut base, 7.0, base_first(run));
+            mark(&mut current, 7.0, !base_first(run));
+            assert_eq!((side(&base), side(&current)), (Some("base"), Some("current")), "run {run}");
+        }
     }
 
     #[test]

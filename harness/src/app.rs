@@ -30,6 +30,7 @@ pub fn run() -> Result<ExitCode> {
             return Ok(ExitCode::from(crate::exit::EXIT_UNUSABLE));
         }
     };
+    export::file::set_force(cli.force);
     match cli.command {
         None => run_matrix(&cli.run),
         Some(Command::Run(args)) => run_matrix(&args),

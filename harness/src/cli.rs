@@ -31,6 +31,10 @@ pub struct Cli {
     /// Options of the default `run` subcommand.
     #[command(flatten)]
     pub run: RunArgs,
+    /// Replace existing output files wsbench did not write (without it they are refused; a symlink,
+    /// another user's file or a read-only one is refused even with it).
+    #[arg(long, global = true)]
+    pub force: bool,
 }
 
 /// The subcommands.
@@ -212,7 +216,8 @@ pub struct MergeArgs {
     /// when --out is a `.csv` or `.json`.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// The merged file to write (must not exist): `.csv`, `.json` or `.hlog`.
+    /// The merged file to write: `.csv`, `.json` or `.hlog` (an existing file only when wsbench
+    /// wrote it as the same kind, or with --force).
     #[arg(long, value_name = "PATH")]
     pub out: PathBuf,
 }

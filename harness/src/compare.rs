@@ -27,8 +27,7 @@ use serde::Serialize;
 use crate::ab::{self, Pairing};
 use crate::cli::CompareArgs;
 use crate::exit::EXIT_FAILURE;
-use crate::export::file::check_distinct;
-use crate::export::{check_writable, write_atomically};
+use crate::export::{file, marks, write_output, Kind};
 use crate::load::{load, ResultsFile};
 use crate::parse::parse_percent;
 use crate::record::{CellKey, LatencyMetric, RunRecord, Status, SCHEMA_VERSION};
@@ -681,6 +680,17 @@ pub fn main(args: &CompareArgs) -> Result<ExitCode> {
         return Err(unusable(anyhow::anyhow!("--alpha {} must be between 0 and 1", args.alpha)));
     }
     check_outputs(args).map_err(unusable)?;
+    if let (Ok(a), Ok(b)) = (std::fs::canonicalize(&args.base), std::fs::canonicalize(&args.current)) {
+        if a == b {
+            return Err(unusable(anyhow::anyhow!(
+                "base `{}` and current `{}` are the same file `{}`: comparing a file with itself says nothing; give \
+                 the baseline's results and the new results",
+                args.base.display(),
+                args.current.display(),
+                a.display()
+            )));
+        }
+    }
     let base = load(&args.base).map_err(unusable)?;
     let current = load(&args.current).map_err(unusable)?;
     if base.schema_version != current.schema_version {
@@ -714,40 +724,29 @@ pub fn main(args: &CompareArgs) -> Result<ExitCode> {
     Ok(if report.regressed() { ExitCode::from(EXIT_FAILURE) } else { ExitCode::SUCCESS })
 }
 
-/// Checks `--out` and `--json` before any work: each writable, neither the
-/// same file as the other or as an input.
+/// Checks `--out` and `--json` before any work through the output guard:
+/// each writable, neither the same file as the other or as an input.
 fn check_outputs(args: &CompareArgs) -> Result<()> {
-    let mut outputs: Vec<(&str, &Path)> = Vec::new();
+    let mut outputs: Vec<(&str, &Path, Kind)> = Vec::new();
     if let Some(path) = &args.out {
-        check_writable(path, "the report (--out)")?;
-        outputs.push(("--out", path));
+        outputs.push(("the report (--out)", path, Kind::Markdown));
     }
     if let Some(path) = &args.json {
-        check_writable(path, "the report (--json)")?;
-        outputs.push(("--json", path));
+        outputs.push(("the report (--json)", path, Kind::Json));
     }
-    check_distinct(&outputs)?;
-    for input in [("base", args.base.as_path()), ("current", args.current.as_path())] {
-        if input.1.exists() {
-            for &output in &outputs {
-                check_distinct(&[input, output])?;
-            }
-        }
-    }
-    Ok(())
+    file::check_outputs(&outputs, &[("base", args.base.as_path()), ("current", args.current.as_path())])
 }
 
 /// Writes `--out` and `--json` after the report is on stdout. A failure
 /// here is an error (exit 2), never taken for a regression.
 fn write_reports(args: &CompareArgs, report: &Report, markdown: &str) -> Result<()> {
     if let Some(path) = &args.out {
-        write_atomically(path, markdown.as_bytes())
+        write_output(path, marks::with_comment(Kind::Markdown, markdown).as_bytes())
             .context("the report is on stdout, but --out could not be written")?;
     }
     if let Some(path) = &args.json {
-        let mut bytes = serde_json::to_vec_pretty(report).context("cannot encode the report")?;
-        bytes.push(b'\n');
-        write_atomically(path, &bytes).context("the report is on stdout, but --json could not be written")?;
+        let bytes = marks::json(report).context("cannot encode the report")?;
+        write_output(path, &bytes).context("the report is on stdout, but --json could not be written")?;
     }
     Ok(())
 }

@@ -38,6 +38,7 @@ pub mod exit;
 pub mod export;
 pub mod health;
 pub mod history;
+pub mod input;
 pub mod interrupt;
 pub mod isolate;
 pub mod listing;

@@ -8,6 +8,7 @@ use std::str::FromStr;
 use anyhow::{bail, ensure, Context, Result};
 
 use crate::cpu::CpuColumns;
+use crate::env::parse_rfc3339_utc;
 use crate::export::csv::{parse_extras, CORE_COLUMNS};
 use crate::record::{counter_names, CellKey, Latencies, LatencyMetric, RunRecord, Status};
 
@@ -144,6 +145,21 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
         params: row.string("params"),
         rate_per_s: row.optional("rate_per_s")?,
     };
+    ensure!(
+        key.workers >= 1,
+        "`{}` {}, column `workers`: `{}` is not a worker count (allowed: a whole number, 1 or more)",
+        row.path.display(),
+        row.at,
+        key.workers
+    );
+    let timestamp = row.string("timestamp");
+    ensure!(
+        parse_rfc3339_utc(&timestamp).is_some(),
+        "`{}` {}, column `timestamp`: `{timestamp}` is not a time (allowed: RFC 3339 in UTC, e.g. \
+         2026-01-31T12:00:00.000Z, as wsbench writes it)",
+        row.path.display(),
+        row.at
+    );
     ensure!(!key.scheduler.is_empty(), "`{}` {}, column `scheduler`: empty", row.path.display(), row.at);
     ensure!(!key.workload.is_empty(), "`{}` {}, column `workload`: empty", row.path.display(), row.at);
     let mut r = RunRecord::failed(key, row.required("run")?, row.string("error"));
@@ -171,12 +187,12 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
     })?;
     r.notes = row.string("notes");
     r.cpu = CpuColumns {
-        cpu_ms: row.optional("cpu_ms")?,
-        cpu_us_per_op: row.optional("cpu_us_per_op")?,
-        cpu_util: row.optional("cpu_util")?,
+        cpu_ms: row.measure("cpu_ms")?,
+        cpu_us_per_op: row.measure("cpu_us_per_op")?,
+        cpu_util: row.measure("cpu_util")?,
         ctx_switches_voluntary: row.optional("ctx_switches_voluntary")?,
         ctx_switches_involuntary: row.optional("ctx_switches_involuntary")?,
-        wakeups_per_op: row.optional("wakeups_per_op")?,
+        wakeups_per_op: row.measure("wakeups_per_op")?,
     };
     Ok((row.required("schema_version")?, r))
 }
@@ -204,7 +220,7 @@ fn read_header<R: std::io::Read>(path: &Path, reader: &mut csv::Reader<R>) -> Re
 
 /// Reads and checks a results CSV.
 pub fn load(path: &Path) -> Result<ResultsFile> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot open `{}`", path.display()))?;
+    let bytes = crate::input::read_input(path, "results file")?;
     let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(bytes.as_slice());
     let columns = read_header(path, &mut reader)?;
     let width = columns.index.len();
@@ -291,7 +307,7 @@ pub struct JsonParts {
 /// the file and `cells[i].runs[j]` with the field).
 pub fn load_json(path: &Path) -> Result<(ResultsFile, JsonParts)> {
     use serde_json::Value;
-    let bytes = std::fs::read(path).with_context(|| format!("cannot open `{}`", path.display()))?;
+    let bytes = crate::input::read_input(path, "results file")?;
     let doc: Value =
         serde_json::from_slice(&bytes).with_context(|| format!("`{}` is not valid JSON", path.display()))?;
     let field = |name: &str| {

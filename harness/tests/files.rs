@@ -1,4 +1,4 @@
-//! Result files are never clobbered: symlinks are written through, FIFOs
+//! Result files are never clobbered: symlinks are refused, FIFOs
 //! and devices refused, two outputs on one file refused, nothing created
 //! before every destination is checked, a failed write cut back to the last
 //! complete row, rows of another schema version never appended to.
@@ -66,21 +66,22 @@ fn a_fifo_is_refused_before_anything_runs_and_left_a_fifo() {
 }
 
 #[test]
-fn json_and_markdown_are_written_through_symlinks() {
+fn json_and_markdown_are_never_written_through_symlinks() {
     let dir = scratch("symlink");
     std::fs::create_dir(dir.join("real")).unwrap();
     std::fs::write(dir.join("real/out.json"), "old").unwrap();
     symlink("real/out.json", dir.join("link.json")).unwrap();
-    // A dangling link names the file it will create.
+    // A dangling link would create the file it names.
     symlink("real/out.md", dir.join("link.md")).unwrap();
-    wsbench_in(&dir, &quick(&["--json", "link.json", "--markdown", "link.md"])).ok();
-    for link in ["link.json", "link.md"] {
+    for option in ["--json", "--markdown"] {
+        let link = if option == "--json" { "link.json" } else { "link.md" };
+        let run = wsbench_in(&dir, &quick(&[option, link]));
+        run.code(2).stderr_has(&[link, "symlink"]);
+        assert!(run.stdout.is_empty(), "nothing ran:\n{}", run.stdout);
         assert!(std::fs::symlink_metadata(dir.join(link)).unwrap().file_type().is_symlink(), "{link} is still a link");
     }
-    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("real/out.json")).unwrap()).unwrap();
-    assert_eq!(json["cells"].as_array().unwrap().len(), 1);
-    assert!(std::fs::read_to_string(dir.join("real/out.md")).unwrap().starts_with("# wsbench results"));
-    assert_eq!(entries(&dir.join("real")), ["out.json", "out.md"], "no temporary files left");
+    assert_eq!(std::fs::read_to_string(dir.join("real/out.json")).unwrap(), "old", "the target is untouched");
+    assert_eq!(entries(&dir.join("real")), ["out.json"], "nothing created through the dangling link");
 }
 
 #[test]
@@ -93,7 +94,8 @@ fn two_outputs_on_one_file_are_refused_before_anything_runs() {
     }
     std::fs::create_dir(dir.join("d")).unwrap();
     symlink("../x.json", dir.join("d/y.json")).unwrap();
-    wsbench_in(&dir, &quick(&["--json", "x.json", "--markdown", "d/y.json"])).code(2).stderr_has(&["same file"]);
+    // A link is refused before it could name the same file.
+    wsbench_in(&dir, &quick(&["--json", "x.json", "--markdown", "d/y.json"])).code(2).stderr_has(&["symlink"]);
     assert!(!dir.join("x.json").exists());
 }
 
@@ -159,7 +161,9 @@ fn a_failed_write_is_cut_back_to_the_last_complete_row() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("cut back to its last complete row") && stderr.contains("r.csv"), "{stderr}");
     assert_eq!(std::fs::read(dir.join("r.csv")).unwrap(), before, "the file is exactly as before the failed write");
-    wsbench_in(&dir, &["compare", "r.csv", "r.csv"]).ok();
+    std::fs::copy(dir.join("r.csv"), dir.join("copy.csv")).unwrap();
+    wsbench_in(&dir, &["compare", "r.csv", "copy.csv"]).ok();
+    std::fs::remove_file(dir.join("copy.csv")).unwrap();
     wsbench_in(&dir, &first.iter().map(String::as_str).collect::<Vec<_>>()).ok();
     assert_eq!(read_csv(&dir.join("r.csv")).1.len(), 6, "the next run appends");
 }
@@ -168,11 +172,12 @@ fn a_failed_write_is_cut_back_to_the_last_complete_row() {
 fn compare_refuses_unwritable_reports_up_front_and_never_as_a_regression() {
     let dir = scratch("cmp-out");
     wsbench_in(&dir, &quick(&["--csv", "r.csv"])).ok();
+    std::fs::copy(dir.join("r.csv"), dir.join("r2.csv")).unwrap();
     mkfifo(&dir.join("pipe"));
     for args in [
-        ["compare", "r.csv", "r.csv", "--out", "missing/report.md"],
-        ["compare", "r.csv", "r.csv", "--json", "pipe"],
-        ["compare", "r.csv", "r.csv", "--out", "r.csv"],
+        ["compare", "r.csv", "r2.csv", "--out", "missing/report.md"],
+        ["compare", "r.csv", "r2.csv", "--json", "pipe"],
+        ["compare", "r.csv", "r2.csv", "--out", "r.csv"],
     ] {
         let run = wsbench_in(&dir, &args);
         run.code(2).stderr_has(&[args[4]]);

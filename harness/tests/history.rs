@@ -87,7 +87,7 @@ fn adding_twice_changes_nothing_and_list_shows_one_line_per_run() {
     add_all(&dir, &names).ok().stdout_has(&["already held as run 1", "already held as run 3"]);
     assert_eq!(std::fs::read(dir.join("h.sqlite")).unwrap(), before, "a second add changed the database");
     let list = wsbench_in(&dir, &["history", "list", "--db", "h.sqlite"]);
-    list.ok().stdout_has(&["3 run(s)", "schema version 2", "sha00aaaaaaa", "night-host", "cpu-x (2 CPUs)"]);
+    list.ok().stdout_has(&["3 run(s)", "schema version 3", "sha00aaaaaaa", "night-host", "cpu-x (2 CPUs)"]);
     let lines: Vec<&str> = list.stdout.lines().filter(|l| l.contains("night-host")).collect();
     assert_eq!(lines.len(), 3, "{}", list.stdout);
     assert!(lines[0].contains("2026-01-01") && lines[2].contains("2026-01-03"), "oldest first: {lines:?}");

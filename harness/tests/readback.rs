@@ -145,7 +145,8 @@ fn a_rerun_appended_to_a_csv_reads_back_and_identical_knob_values_are_refused() 
     let dir = scratch("rerun");
     wsbench_in(&dir, RUN).ok();
     wsbench_in(&dir, RUN).ok();
-    let report = wsbench_in(&dir, &["compare", "r.csv", "r.csv", "--json", "report.json"]);
+    std::fs::copy(dir.join("r.csv"), dir.join("r2.csv")).unwrap();
+    let report = wsbench_in(&dir, &["compare", "r.csv", "r2.csv", "--json", "report.json"]);
     report.ok();
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
     let runs = &json["comparisons"][0]["runs"];

@@ -209,9 +209,11 @@ fn merge_the_two_load_processes(dir: &Path) {
     wsbench_in(dir, &["merge", "a.csv", "b.csv", &la, "--out", "x.csv"])
         .code(2)
         .stderr_has(&["2 results files and 1 HDR logs"]);
-    let before = std::fs::read(dir.join("m.csv")).unwrap();
-    wsbench_in(dir, &["merge", "a.csv", "b.csv", "--out", "m.csv"]).code(2).stderr_has(&["m.csv", "exists"]);
-    assert_eq!(std::fs::read(dir.join("m.csv")).unwrap(), before, "nothing overwritten");
+    std::fs::write(dir.join("mine.csv"), "my,notes\n").unwrap();
+    wsbench_in(dir, &["merge", "a.csv", "b.csv", "--out", "mine.csv"])
+        .code(2)
+        .stderr_has(&["mine.csv", "did not write"]);
+    assert_eq!(std::fs::read(dir.join("mine.csv")).unwrap(), b"my,notes\n", "nothing overwritten");
     wsbench_in(dir, &["merge", "a.csv", "serve.csv", "--out", "x.txt"]).code(2).stderr_has(&["x.txt", ".csv"]);
     wsbench_in(dir, &["merge", "a.csv", &la, "--out", "x.hlog"]).code(2).stderr_has(&["only .hlog inputs"]);
     // The server's row is another cell (its scheduler), so its log-less

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, ensure, Context, Result};
 
-use super::file::regular_target;
-use super::{check_writable, parent_dir, Exporter};
+use super::file::check_append;
+use super::Exporter;
 use crate::cpu::CPU_COLUMNS;
 use crate::env::Environment;
 use crate::outcome::CellOutcome;
@@ -170,24 +170,23 @@ pub struct CsvExporter {
     file: File,
 }
 
-/// Checks that `path` can take this wsbench's rows, creating nothing: a
-/// regular file (or nothing yet, or a symlink to either) in an existing,
-/// writable directory; when it has content, the same header, only rows of
-/// this schema version, and a complete last line.
+/// Checks that `path` can take this wsbench's rows, creating nothing: it
+/// passes the output guard for appending ([`check_append`]: no symlink, a
+/// regular file of this user's, an existing directory); when it has
+/// content, the same header, only rows of this schema version, and a
+/// complete last line.
 pub fn check(path: &Path) -> Result<()> {
-    let target = regular_target(path, "CSV")?;
-    let dir = parent_dir(&target);
-    ensure!(dir.is_dir(), "cannot write CSV `{}`: directory `{}` does not exist", path.display(), dir.display());
-    match fs::metadata(&target) {
+    check_append("--csv", path)?;
+    match fs::metadata(path) {
         Ok(meta) if meta.len() > 0 => {
             check_existing(path)?;
             OpenOptions::new()
                 .append(true)
-                .open(&target)
+                .open(path)
                 .map(drop)
                 .with_context(|| format!("cannot open CSV `{}` for appending", path.display()))
         }
-        _ => check_writable(path, "CSV"),
+        _ => Ok(()),
     }
 }
 
@@ -202,6 +201,7 @@ impl CsvExporter {
             .append(true)
             .open(path)
             .with_context(|| format!("cannot open CSV `{}` for appending", path.display()))?;
+        lock(&file, path)?;
         if file.metadata().map(|m| m.len()).unwrap_or(0) == 0 {
             if let Err(err) = append_whole(&mut file, &encode([header()])?) {
                 if !existed {
@@ -211,6 +211,23 @@ impl CsvExporter {
             }
         }
         Ok(CsvExporter { path: path.to_path_buf(), file })
+    }
+}
+
+/// Takes an advisory exclusive lock (`flock`) on the CSV for as long as
+/// the exporter lives (the whole run): a second wsbench appending to the
+/// same file is refused instead of writing a second header between rows.
+fn lock(file: &File, path: &Path) -> Result<()> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(fs::TryLockError::WouldBlock) => bail!(
+            "CSV `{}` is being written by another wsbench (it holds the file's lock); wait for it to finish or \
+             write to another file",
+            path.display()
+        ),
+        Err(fs::TryLockError::Error(e)) => {
+            Err(e).with_context(|| format!("cannot lock CSV `{}` for appending", path.display()))
+        }
     }
 }
 

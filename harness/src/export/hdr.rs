@@ -17,7 +17,7 @@ use hdrhistogram::serialization::interval_log::{
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
-use super::{file_safe, write_atomically, Exporter};
+use super::{file_safe, write_output, Exporter};
 use crate::outcome::CellOutcome;
 use crate::outcome::Results;
 use crate::record::CellKey;
@@ -124,7 +124,7 @@ impl HdrLog {
 
 /// Reads a log written by [`encode`] (or any standard interval log).
 pub fn read(path: &Path) -> Result<HdrLog> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read HDR log `{}`", path.display()))?;
+    let bytes = crate::input::read_input(path, "HDR log")?;
     let text = String::from_utf8_lossy(&bytes);
     let meta = text
         .lines()
@@ -172,7 +172,7 @@ pub struct HdrExporter {
 pub fn check(dir: &Path) -> Result<()> {
     if dir.exists() {
         ensure!(dir.is_dir(), "--hdr-dir `{}` exists and is not a directory", dir.display());
-        return super::check_writable(&dir.join("probe"), "HDR logs into");
+        return super::check_output("HDR logs into", &dir.join("probe"), super::Kind::Hlog);
     }
     let mut ancestor = dir;
     while !ancestor.exists() {
@@ -187,7 +187,7 @@ pub fn check(dir: &Path) -> Result<()> {
         dir.display(),
         ancestor.display()
     );
-    super::check_writable(&ancestor.join("probe"), &format!("--hdr-dir `{}` into", dir.display()))
+    super::check_output(&format!("--hdr-dir `{}` into", dir.display()), &ancestor.join("probe"), super::Kind::Hlog)
 }
 
 impl HdrExporter {
@@ -195,7 +195,7 @@ impl HdrExporter {
     pub fn open(dir: &Path) -> Result<HdrExporter> {
         check(dir)?;
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create --hdr-dir `{}`", dir.display()))?;
-        super::check_writable(&dir.join("probe"), "HDR logs into")?;
+        super::check_output("HDR logs into", &dir.join("probe"), super::Kind::Hlog)?;
         Ok(HdrExporter { dir: dir.to_path_buf() })
     }
 }
@@ -206,6 +206,6 @@ impl Exporter for HdrExporter {
             return Ok(());
         }
         let bytes = encode(&latest.key, latest, results)?;
-        write_atomically(&self.dir.join(file_name(&latest.key)), &bytes)
+        write_output(&self.dir.join(file_name(&latest.key)), &bytes)
     }
 }

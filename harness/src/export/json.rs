@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 
-use super::{check_writable, write_atomically, Exporter};
+use super::{check_output, marks, write_output, Exporter, Kind};
 use crate::env::Environment;
 use crate::outcome::CellOutcome;
 use crate::outcome::{Results, Settings};
@@ -62,9 +62,7 @@ fn capacity(results: &Results) -> Vec<Capacity> {
 }
 
 fn finish<T: Serialize>(doc: &T) -> Result<Vec<u8>> {
-    let mut bytes = serde_json::to_vec_pretty(doc).context("cannot encode JSON")?;
-    bytes.push(b'\n');
-    Ok(bytes)
+    marks::json(doc)
 }
 
 /// Renders the whole document.
@@ -127,14 +125,14 @@ pub struct JsonExporter {
 impl JsonExporter {
     /// Checks that `path` is writable.
     pub fn open(path: &Path) -> Result<JsonExporter> {
-        check_writable(path, "JSON")?;
+        check_output("--json", path, Kind::Json)?;
         Ok(JsonExporter { path: path.to_path_buf() })
     }
 }
 
 impl Exporter for JsonExporter {
     fn cell(&mut self, results: &Results, _latest: &CellOutcome) -> Result<()> {
-        write_atomically(&self.path, &render(results)?)
+        write_output(&self.path, &render(results)?)
     }
 
     fn interrupted(&mut self, results: &Results) -> Result<()> {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::{check_writable, write_atomically, Exporter};
+use super::{check_output, marks, write_output, Exporter, Kind};
 use crate::outcome::CellOutcome;
 use crate::outcome::Results;
 use crate::stats::{min_runs_for, Summary, CONFIDENCE};
@@ -99,14 +99,14 @@ pub struct MarkdownExporter {
 impl MarkdownExporter {
     /// Checks that `path` is writable.
     pub fn open(path: &Path) -> Result<MarkdownExporter> {
-        check_writable(path, "markdown")?;
+        check_output("--markdown", path, Kind::Markdown)?;
         Ok(MarkdownExporter { path: path.to_path_buf() })
     }
 }
 
 impl Exporter for MarkdownExporter {
     fn cell(&mut self, results: &Results, _latest: &CellOutcome) -> Result<()> {
-        write_atomically(&self.path, render(results).as_bytes())
+        write_output(&self.path, marks::with_comment(Kind::Markdown, &render(results)).as_bytes())
     }
 
     fn interrupted(&mut self, results: &Results) -> Result<()> {

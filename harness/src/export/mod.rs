@@ -9,6 +9,7 @@ pub mod file;
 pub mod hdr;
 pub mod json;
 pub mod markdown;
+pub mod marks;
 
 use std::path::Path;
 
@@ -17,7 +18,8 @@ use anyhow::Result;
 use crate::config::RunConfig;
 use crate::outcome::{CellOutcome, Results};
 
-pub use file::{check_writable, parent_dir, write_atomically};
+pub use file::{check_output, check_outputs, parent_dir, write_output};
+pub use marks::Kind;
 
 /// A result writer.
 pub trait Exporter {
@@ -34,32 +36,37 @@ pub trait Exporter {
 }
 
 /// Checks every destination the configuration names, creating nothing:
-/// each is writable and no two name the same file.
+/// each passes the output guard ([`file::check_outputs`]: no symlink, no
+/// file wsbench did not write unless `--force`, no two on one file).
 pub fn check_all(config: &RunConfig) -> Result<()> {
-    let mut outputs: Vec<(&str, &Path)> = Vec::new();
+    let mut outputs: Vec<(&str, &Path, Kind)> = Vec::new();
     if let Some(path) = &config.csv {
         csv::check(path)?;
-        outputs.push(("--csv", path));
+        outputs.push(("--csv", path, Kind::Csv));
     }
     if let Some(ab) = &config.ab {
         csv::check(&ab.csv)?;
-        outputs.push(("--base-csv", &ab.csv));
+        outputs.push(("--base-csv", &ab.csv, Kind::Csv));
     }
     if let Some(path) = &config.json {
-        check_writable(path, "JSON")?;
-        outputs.push(("--json", path));
+        outputs.push(("--json", path, Kind::Json));
     }
     if let Some(path) = &config.markdown {
-        check_writable(path, "markdown")?;
-        outputs.push(("--markdown", path));
+        outputs.push(("--markdown", path, Kind::Markdown));
+    }
+    let mut ids: Vec<(&str, &Path)> = outputs.iter().map(|&(o, p, _)| (o, p)).collect();
+    for &(option, path, kind) in &outputs {
+        if kind != Kind::Csv {
+            check_output(option, path, kind)?;
+        }
     }
     if let Some(dir) = &config.hdr_dir {
         hdr::check(dir)?;
         if dir.exists() || parent_dir(dir).is_dir() {
-            outputs.push(("--hdr-dir", dir));
+            ids.push(("--hdr-dir", dir));
         }
     }
-    file::check_distinct(&outputs)
+    file::check_distinct(&ids)
 }
 
 /// Opens every exporter the configuration asks for. Every destination is

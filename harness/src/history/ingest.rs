@@ -16,6 +16,7 @@ use anyhow::{bail, ensure, Context, Result};
 use super::store::{NewRun, Repetition, RunKey};
 use crate::ab;
 use crate::export::csv::{parse_extras, CORE_COLUMNS};
+use crate::input::read_input;
 use crate::load::load;
 use crate::outcome::{SETTING_DURATION, SETTING_SEED, SETTING_WARMUP};
 use crate::record::{Status, SCHEMA_VERSION};
@@ -37,32 +38,62 @@ fn is_metric(name: &str) -> bool {
     !IDENTITY_COLUMNS.contains(&name) && !TEXT_COLUMNS.contains(&name)
 }
 
+/// Where a run's environment comes from, and how strictly.
+struct JsonBeside {
+    path: PathBuf,
+    /// `results.json` of a run directory: it must be a results JSON. The
+    /// `X.json` beside a CSV `X.csv` may be something else (a `compare
+    /// --json` report): then it is skipped with a warning.
+    strict: bool,
+}
+
 /// The results CSV (and the JSON beside it, when there is one) for an
 /// argument of `history add`: a run directory holding `results.csv`, or a
-/// CSV file.
-fn resolve(input: &Path) -> Result<(PathBuf, Option<PathBuf>)> {
+/// CSV file. What is there but is not a regular file is left to the input
+/// guard, which names it.
+fn resolve(input: &Path) -> Result<(PathBuf, Option<JsonBeside>)> {
     if input.is_dir() {
         let csv = input.join("results.csv");
         ensure!(
-            csv.is_file(),
+            csv.exists(),
             "`{}` is a directory without a results.csv (not a wsbench run directory)",
             input.display()
         );
         let json = input.join("results.json");
-        return Ok((csv, json.is_file().then_some(json)));
+        return Ok((csv, json.exists().then_some(JsonBeside { path: json, strict: true })));
     }
     ensure!(input.exists(), "`{}` does not exist; expected a run directory or a results CSV", input.display());
     let json = input.with_extension("json");
-    Ok((input.to_path_buf(), json.is_file().then_some(json)))
+    Ok((input.to_path_buf(), json.is_file().then_some(JsonBeside { path: json, strict: false })))
 }
 
-/// The `environment` object of a results JSON, as compact JSON text; a
-/// JSON that cannot be read only loses the environment.
-fn environment(json: Option<&Path>) -> Option<String> {
-    let text = std::fs::read(json?).ok()?;
-    let value: serde_json::Value = serde_json::from_slice(&text).ok()?;
-    let env = value.get("environment")?;
-    env.is_object().then(|| env.to_string())
+/// The `environment` object of a results JSON, as compact JSON text. A
+/// run directory's `results.json` that is not a results JSON with an
+/// `environment` is an error naming it: silently dropping it would store
+/// the run without the machine it ran on.
+fn environment(json: Option<&JsonBeside>) -> Result<Option<String>> {
+    let Some(JsonBeside { path, strict }) = json else { return Ok(None) };
+    let found = read_input(path, "results JSON").and_then(|bytes| {
+        let value: serde_json::Value = serde_json::from_slice(&bytes).with_context(|| {
+            format!("`{}` is not valid JSON (expected the results JSON of `wsbench run --json`)", path.display())
+        })?;
+        match value.get("environment") {
+            Some(env) if env.is_object() => Ok(env.to_string()),
+            _ => bail!(
+                "`{}` has no `environment` object: not a results JSON of `wsbench run --json`; move it away or \
+                 replace it",
+                path.display()
+            ),
+        }
+    });
+    match found {
+        Ok(env) => Ok(Some(env)),
+        Err(e) if !strict => {
+            eprintln!("warning: {e:#}; the run is stored without its environment");
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Reads `input` into one run per (git sha, start time, host, CPU, cores)
@@ -77,13 +108,11 @@ pub fn read_runs(input: &Path) -> Result<Vec<NewRun>> {
             file.schema_version
         );
     }
-    let mut reader = csv::ReaderBuilder::new()
-        .flexible(true)
-        .from_path(&csv_path)
-        .with_context(|| format!("cannot open `{}`", csv_path.display()))?;
+    let bytes = read_input(&csv_path, "results file")?;
+    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(bytes.as_slice());
     let header: Vec<String> = reader.headers()?.iter().map(|h| h.trim().to_string()).collect();
     let at = |name: &str| header.iter().position(|h| h == name);
-    let env = environment(json_path.as_deref());
+    let env = environment(json_path.as_ref())?;
     let mut runs: BTreeMap<RunKey, NewRun> = BTreeMap::new();
     for (row, record) in reader.records().enumerate() {
         let record = record.with_context(|| format!("`{}`: unreadable CSV", csv_path.display()))?;
@@ -102,6 +131,7 @@ pub fn read_runs(input: &Path) -> Result<Vec<NewRun>> {
                     row + 2
                 )
             })?,
+            ab_side: ab::side(loaded).unwrap_or_default().to_string(),
         };
         let mut metrics = Vec::new();
         if loaded.status == Status::Ok {

@@ -12,7 +12,7 @@ use anyhow::{bail, ensure, Context, Result};
 use crate::changepoint::Settings;
 use crate::cli::{HistoryAddArgs, HistoryArgs, HistoryCommand, HistoryDbArgs, HistoryDetectArgs};
 use crate::exit::EXIT_FAILURE;
-use crate::export::{check_writable, write_atomically};
+use crate::export::{check_outputs, marks, write_output, Kind};
 use crate::parse::parse_percent;
 use crate::table::Table;
 use detect::{Floors, DEFAULT_METRICS};
@@ -30,6 +30,11 @@ pub fn main(args: &HistoryArgs) -> Result<ExitCode> {
 fn add(args: &HistoryAddArgs) -> Result<ExitCode> {
     // Every input is read and checked before anything is stored: one bad
     // file adds nothing.
+    let inputs: Vec<(&str, &std::path::Path)> = args.inputs.iter().map(|p| ("run", p.as_path())).collect();
+    let csvs: Vec<std::path::PathBuf> = args.inputs.iter().map(|p| p.join("results.csv")).collect();
+    let mut all = inputs.clone();
+    all.extend(csvs.iter().map(|p| ("run's results", p.as_path())));
+    check_outputs(&[("--db", &args.db.db, Kind::Sqlite)], &all)?;
     let mut runs = Vec::new();
     for input in &args.inputs {
         runs.extend(ingest::read_runs(input).with_context(|| format!("refusing `{}`", input.display()))?);
@@ -69,7 +74,11 @@ fn list(args: &HistoryDbArgs) -> Result<ExitCode> {
                 r.cells.to_string(),
                 r.ok.to_string(),
                 r.failed.to_string(),
-                r.source.clone(),
+                if r.key.ab_side.is_empty() {
+                    r.source.clone()
+                } else {
+                    format!("{} (A/B {} side)", r.source, r.key.ab_side)
+                },
             ]
         })
         .collect();
@@ -115,7 +124,7 @@ fn detect_main(args: &HistoryDetectArgs) -> Result<ExitCode> {
     let (settings, floors) = settings_of(args)?;
     let metrics = metrics_of(args.metric.as_deref())?;
     if let Some(path) = &args.json {
-        check_writable(path, "the change points (--json)")?;
+        check_outputs(&[("the change points (--json)", path, Kind::Json)], &[("--db", args.db.db.as_path())])?;
     }
     let store = Store::open_existing(&args.db.db)?;
     let runs = store.runs()?;
@@ -140,9 +149,8 @@ fn detect_main(args: &HistoryDetectArgs) -> Result<ExitCode> {
     let detection = detect::detect_all(&series, &settings, &floors);
     crate::out!("{}", detect::render_markdown(&detection));
     if let Some(path) = &args.json {
-        let mut bytes = serde_json::to_vec_pretty(&detection).context("cannot encode the change points")?;
-        bytes.push(b'\n');
-        write_atomically(path, &bytes).context("the change points are on stdout, but --json could not be written")?;
+        let bytes = marks::json(&detection).context("cannot encode the change points")?;
+        write_output(path, &bytes).context("the change points are on stdout, but --json could not be written")?;
     }
     let open = detection.open_regressions().count();
     if open > 0 {

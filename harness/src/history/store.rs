@@ -2,10 +2,15 @@
 //! schema, its migrations, and the queries `history` and `report` need.
 //!
 //! Tables (schema version in SQLite's `user_version`):
-//! - `runs`: one row per wsbench invocation, unique on (git sha, run time,
-//!   host, CPU model, logical CPUs); the CSV schema version and the file
+//! - `runs`: one row per wsbench invocation (per side of an A/B), unique
+//!   on (git sha, run time, host, CPU model, logical CPUs, A/B side); the CSV schema version and the file
 //!   it came from; since version 2 the environment JSON when a
-//!   `results.json` came with it.
+//!   `results.json` came with it; since version 3 the A/B side (`base`,
+//!   `current`, empty for none), part of the unique key.
+//!
+//! The file is marked with `PRAGMA application_id` (`export::marks`).
+//! `history add` creates and migrates it; the read-only commands open it
+//! read-only and read an older schema as it is.
 //! - `cells`: one row per (scheduler, workers, workload, knobs, params, rate).
 //! - `repetitions`: every run of a cell (the CSV's `run`), with its status.
 //! - `samples`: one value per (run, cell, repetition, metric), metrics by
@@ -14,12 +19,14 @@
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 
+use crate::export::marks::SQLITE_APPLICATION_ID;
+use crate::input::check_sqlite;
 use crate::record::CellKey;
 
 /// The schema version this wsbench writes.
-pub const DB_VERSION: i64 = 2;
+pub const DB_VERSION: i64 = 3;
 
 /// Each step takes the database from version `i` to `i + 1`.
 const MIGRATIONS: [&str; DB_VERSION as usize] = [
@@ -64,6 +71,27 @@ const MIGRATIONS: [&str; DB_VERSION as usize] = [
      CREATE INDEX samples_by_metric ON samples (metric, cell_id);",
     // 1 -> 2: the environment of the run (results.json), when known.
     "ALTER TABLE runs ADD COLUMN environment TEXT;",
+    // 2 -> 3: the A/B side is part of a run's identity (both sides of a
+    // same-binary A/B share every other field); SQLite cannot change a
+    // table's UNIQUE constraint, so the table is rebuilt, ids kept.
+    "CREATE TABLE runs_v3 (
+         id INTEGER PRIMARY KEY,
+         git_sha TEXT NOT NULL,
+         run_time TEXT NOT NULL,
+         host TEXT NOT NULL,
+         cpu_model TEXT NOT NULL,
+         logical_cpus INTEGER NOT NULL,
+         csv_schema INTEGER NOT NULL,
+         source TEXT NOT NULL,
+         added_at TEXT NOT NULL,
+         environment TEXT,
+         ab_side TEXT NOT NULL DEFAULT '',
+         UNIQUE (git_sha, run_time, host, cpu_model, logical_cpus, ab_side)
+     );
+     INSERT INTO runs_v3 (id, git_sha, run_time, host, cpu_model, logical_cpus, csv_schema, source, added_at, environment)
+         SELECT id, git_sha, run_time, host, cpu_model, logical_cpus, csv_schema, source, added_at, environment FROM runs;
+     DROP TABLE runs;
+     ALTER TABLE runs_v3 RENAME TO runs;",
 ];
 
 /// An open history database at [`DB_VERSION`].
@@ -84,6 +112,8 @@ pub struct RunKey {
     pub cpu_model: String,
     /// `logical_cpus` column.
     pub logical_cpus: usize,
+    /// The side of an A/B invocation (`base`, `current`; empty for none).
+    pub ab_side: String,
 }
 
 /// One repetition of one cell, ready to store.
@@ -166,24 +196,58 @@ fn sqlite_version(conn: &Connection) -> Result<i64> {
 }
 
 impl Store {
-    /// Opens (creating when missing) and migrates the database at `path`.
-    /// A database of a newer version is refused.
+    /// Opens (creating when missing; its directory must exist) and migrates
+    /// the database at `path`, for `history add`. An existing `path` must
+    /// be a regular file (the input guard); a database of a newer version,
+    /// or another program's, is refused.
     pub fn open(path: &Path) -> Result<Store> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
+        if path.exists() {
+            check_sqlite(path, "the history")?;
         }
         let conn = Connection::open(path).with_context(|| format!("cannot open the history `{}`", path.display()))?;
         let mut store = Store { conn };
         store.migrate(DB_VERSION).with_context(|| format!("history `{}`", path.display()))?;
+        let id: i32 = store.conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+        if id != SQLITE_APPLICATION_ID {
+            store
+                .conn
+                .pragma_update(None, "application_id", SQLITE_APPLICATION_ID)
+                .with_context(|| format!("cannot mark the history `{}`", path.display()))?;
+        }
         Ok(store)
     }
 
-    /// Opens an existing database for reading; a missing file is an error.
+    /// Opens an existing database read-only (`history list`, `detect`,
+    /// `report`): it is never created, migrated or written. A missing file,
+    /// one that is not a regular file, an empty one and one without a
+    /// wsbench schema are errors naming it.
     pub fn open_existing(path: &Path) -> Result<Store> {
-        if !path.is_file() {
+        if !path.exists() {
             bail!("no history at `{}`; add runs with `wsbench history add RUN_DIR --db {0}`", path.display());
         }
-        Store::open(path)
+        check_sqlite(path, "the history")?;
+        let conn =
+            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+                .with_context(|| format!("cannot open the history `{}`", path.display()))?;
+        let store = Store { conn };
+        let version = store.version().with_context(|| format!("history `{}`", path.display()))?;
+        if version > DB_VERSION {
+            bail!(
+                "history `{}`: its schema version is {version}, newer than the {DB_VERSION} this wsbench knows; use a \
+                 newer wsbench",
+                path.display()
+            );
+        }
+        if version == 0 {
+            bail!(
+                "`{}` is not a wsbench history (no schema version: an empty or foreign file); `wsbench history add` \
+                 creates one, read-only commands change nothing",
+                path.display()
+            );
+        }
+        // An older history is read as it is (see `runs`); the next
+        // `history add` upgrades it.
+        Ok(store)
     }
 
     /// Brings the schema to `target` (tests use it to build old versions).
@@ -224,8 +288,9 @@ impl Store {
         let k = &run.key;
         let existing: Option<i64> = tx
             .query_row(
-                "SELECT id FROM runs WHERE git_sha = ?1 AND run_time = ?2 AND host = ?3 AND cpu_model = ?4 AND logical_cpus = ?5",
-                params![k.git_sha, k.run_time, k.host, k.cpu_model, k.logical_cpus as i64],
+                "SELECT id FROM runs WHERE git_sha = ?1 AND run_time = ?2 AND host = ?3 AND cpu_model = ?4 AND logical_cpus = ?5
+                 AND ab_side = ?6",
+                params![k.git_sha, k.run_time, k.host, k.cpu_model, k.logical_cpus as i64, k.ab_side],
                 |r| r.get(0),
             )
             .optional()?;
@@ -233,8 +298,9 @@ impl Store {
             return Ok(Added::AlreadyHeld(id));
         }
         tx.execute(
-            "INSERT INTO runs (git_sha, run_time, host, cpu_model, logical_cpus, csv_schema, source, added_at, environment)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?8)",
+            "INSERT INTO runs (git_sha, run_time, host, cpu_model, logical_cpus, csv_schema, source, added_at, environment,
+                               ab_side)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?8, ?9)",
             params![
                 k.git_sha,
                 k.run_time,
@@ -243,7 +309,8 @@ impl Store {
                 k.logical_cpus as i64,
                 run.csv_schema,
                 run.source,
-                run.environment
+                run.environment,
+                k.ab_side
             ],
         )?;
         let run_id = tx.last_insert_rowid();
@@ -266,14 +333,19 @@ impl Store {
 
     /// Every run, oldest first.
     pub fn runs(&self) -> Result<Vec<RunSummary>> {
-        let mut stmt = self.conn.prepare(
+        // Columns an older schema lacks (read-only commands do not migrate)
+        // read as their defaults.
+        let version = self.version()?;
+        let environment = if version >= 2 { "r.environment" } else { "NULL" };
+        let ab_side = if version >= 3 { "r.ab_side" } else { "''" };
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT r.id, r.git_sha, r.run_time, r.host, r.cpu_model, r.logical_cpus, r.csv_schema, r.source,
                     (SELECT count(DISTINCT cell_id) FROM repetitions p WHERE p.run_id = r.id),
                     (SELECT count(*) FROM repetitions p WHERE p.run_id = r.id AND p.status = 'ok'),
                     (SELECT count(*) FROM repetitions p WHERE p.run_id = r.id AND p.status <> 'ok'),
-                    r.environment
-             FROM runs r ORDER BY r.run_time, r.id",
-        )?;
+                    {environment}, {ab_side}
+             FROM runs r ORDER BY r.run_time, r.id"
+        ))?;
         let rows = stmt.query_map([], |r| {
             Ok(RunSummary {
                 id: r.get(0)?,
@@ -283,6 +355,7 @@ impl Store {
                     host: r.get(3)?,
                     cpu_model: r.get(4)?,
                     logical_cpus: r.get::<_, i64>(5)? as usize,
+                    ab_side: r.get(12)?,
                 },
                 csv_schema: r.get(6)?,
                 source: r.get(7)?,
@@ -384,6 +457,10 @@ mod tests {
                 )
                 .unwrap();
         }
+        let read_only = Store::open_existing(&path).unwrap();
+        assert_eq!(read_only.version().unwrap(), 1, "read-only commands do not migrate");
+        assert_eq!(read_only.runs().unwrap().len(), 1, "an old schema is read as it is");
+        drop(read_only);
         let store = Store::open(&path).unwrap();
         assert_eq!(store.version().unwrap(), DB_VERSION);
         let runs = store.runs().unwrap();
@@ -392,6 +469,9 @@ mod tests {
             (runs[0].key.git_sha.as_str(), runs[0].key.logical_cpus, runs[0].environment.as_deref()),
             ("abc", 4, None)
         );
+        assert_eq!(runs[0].key.ab_side, "");
+        let id: i32 = store.conn.query_row("PRAGMA application_id", [], |r| r.get(0)).unwrap();
+        assert_eq!(id, SQLITE_APPLICATION_ID, "the history is marked as wsbench's");
     }
 
     #[test]
@@ -411,13 +491,14 @@ mod tests {
         let path = scratch("cells");
         let mut store = Store::open(&path).unwrap();
         let cell = CellKey::plain("global", 2, "yield-many");
-        let run = |sha: &str| NewRun {
+        let run = |sha: &str, side: &str| NewRun {
             key: RunKey {
                 git_sha: sha.into(),
                 run_time: "t".into(),
                 host: "h".into(),
                 cpu_model: "c".into(),
                 logical_cpus: 2,
+                ab_side: side.into(),
             },
             csv_schema: 1,
             source: "x.csv".into(),
@@ -430,13 +511,17 @@ mod tests {
                 metrics: vec![("ops".into(), 3.0)],
             }],
         };
-        assert_eq!(store.add(&run("a")).unwrap(), Added::New(1));
-        assert_eq!(store.add(&run("b")).unwrap(), Added::New(2));
-        assert_eq!(store.add(&run("a")).unwrap(), Added::AlreadyHeld(1));
+        assert_eq!(store.add(&run("a", "")).unwrap(), Added::New(1));
+        assert_eq!(store.add(&run("b", "")).unwrap(), Added::New(2));
+        assert_eq!(store.add(&run("a", "")).unwrap(), Added::AlreadyHeld(1));
+        // The two sides of a same-binary A/B differ only in their side.
+        assert_eq!(store.add(&run("a", "base")).unwrap(), Added::New(3));
+        assert_eq!(store.add(&run("a", "current")).unwrap(), Added::New(4));
+        assert_eq!(store.add(&run("a", "current")).unwrap(), Added::AlreadyHeld(4));
         let cells: i64 = store.conn.query_row("SELECT count(*) FROM cells", [], |r| r.get(0)).unwrap();
         assert_eq!(cells, 1);
         let samples = store.samples(&["ops".to_string()]).unwrap();
-        assert_eq!(samples.len(), 2);
+        assert_eq!(samples.len(), 4);
         assert_eq!(samples[0].values, vec![3.0]);
     }
 }

@@ -226,6 +226,43 @@ fn decode_output(msg: OutputMsg) -> Result<RunOutput> {
     })
 }
 
+/// Checks a decoded result's fields against each other: a frame whose
+/// numbers cannot all be true is garbage, not a measurement.
+///
+/// - the measured window is longer than zero;
+/// - open loop (`sent` is there): every finished request, ok or failed,
+///   has exactly one latency sample (the load generator records each), and
+///   no more requests finished than were sent;
+/// - `failed` and `sent` come together (both open loop, or neither);
+/// - an offered rate is a finite number, 0 or more.
+///
+/// (Throughput is not in the frame: the parent derives it from `ops` and
+/// the window, so it is consistent with them by construction.)
+fn check_consistent(out: &RunOutput) -> Result<()> {
+    ensure!(!out.elapsed.is_zero(), "elapsed_ns is 0: a run measures over a window longer than zero");
+    if let Some(rate) = out.offered_per_s {
+        ensure!(rate.is_finite() && rate >= 0.0, "offered_per_s is {rate}, not a rate (a finite number, 0 or more)");
+    }
+    match (out.sent, out.failed) {
+        (Some(sent), Some(failed)) => {
+            let finished = out.ops.checked_add(failed).context("ops + failed overflows")?;
+            ensure!(
+                out.latency_ns.len() == finished,
+                "{} latency samples for ops={} + failed={failed}: an open-loop run records one sample per finished \
+                 request",
+                out.latency_ns.len(),
+                out.ops
+            );
+            ensure!(finished <= sent, "ops={} + failed={failed} finished, more than the {sent} sent", out.ops);
+        }
+        (None, None) => {}
+        (sent, failed) => {
+            bail!("sent={sent:?} with failed={failed:?}: an open-loop run reports both, a closed-loop neither")
+        }
+    }
+    Ok(())
+}
+
 fn frame(reply: &ReplyMsg) -> Result<Vec<u8>> {
     let body = serde_json::to_vec(reply).context("cannot encode the run result")?;
     let mut out = format!("{RESULT_MAGIC} {WIRE_VERSION} {}\n", body.len()).into_bytes();
@@ -265,7 +302,11 @@ pub fn decode_result(bytes: &[u8]) -> Result<std::result::Result<RunOutput, Stri
     );
     let reply: ReplyMsg = serde_json::from_slice(&body[..length]).context("the result is not valid")?;
     match reply {
-        ReplyMsg::Ok(msg) => Ok(Ok(decode_output(*msg).context("the result is not valid")?)),
+        ReplyMsg::Ok(msg) => {
+            let out = decode_output(*msg).context("the result is not valid")?;
+            check_consistent(&out).context("the result does not add up")?;
+            Ok(Ok(out))
+        }
         ReplyMsg::Error(e) => Ok(Err(e)),
     }
 }
@@ -282,7 +323,7 @@ mod tests {
         let mut counters: Vec<(&'static str, Option<u64>)> = counter_names().into_iter().map(|n| (n, None)).collect();
         counters[0].1 = Some(7);
         RunOutput {
-            ops: 4,
+            ops: 3,
             failed: Some(1),
             sent: Some(5),
             elapsed: Duration::from_millis(500),
@@ -315,7 +356,7 @@ mod tests {
         assert_eq!(back.uncorrected_ns, out.uncorrected_ns);
         assert!(back.queue_wait_ns.is_none());
         assert_eq!(back.counters, out.counters);
-        assert_eq!((back.ops, back.failed, back.sent, back.elapsed), (4, Some(1), Some(5), Duration::from_millis(500)));
+        assert_eq!((back.ops, back.failed, back.sent, back.elapsed), (3, Some(1), Some(5), Duration::from_millis(500)));
         assert_eq!((back.notes, back.params, back.extras), (out.notes, out.params, out.extras));
         assert!(back.schedule_slipped);
         assert_eq!(back.cpu, out.cpu);
@@ -324,6 +365,14 @@ mod tests {
     #[test]
     fn a_reported_error_is_not_garbage() {
         assert_eq!(decode_result(&encode_error("boom")).unwrap().unwrap_err(), "boom");
+    }
+
+    /// `frame` with `from` replaced by `to` in its body and the length fixed.
+    fn reframe(frame: &str, from: &str, to: &str) -> Vec<u8> {
+        let body = frame.split_once('\n').unwrap().1.trim_end_matches('\n');
+        assert!(body.contains(from), "{from} not in the frame");
+        let body = body.replacen(from, to, 1);
+        format!("{RESULT_MAGIC} {WIRE_VERSION} {}\n{body}\n", body.len()).into_bytes()
     }
 
     #[test]
@@ -338,6 +387,10 @@ mod tests {
             (format!("{good}trailing").into_bytes(), "follow the header"),
             (good.as_bytes()[..good.len() - 10].to_vec(), "follow the header"),
             (good.replacen("\"polls\"", "\"pulls\"", 1).into_bytes(), "unknown counter `pulls`"),
+            (reframe(&good, "\"ops\":3", "\"ops\":100000"), "4 latency samples for ops=100000 + failed=1"),
+            (reframe(&good, "\"elapsed_ns\":500000000", "\"elapsed_ns\":0"), "elapsed_ns is 0"),
+            (reframe(&good, "\"sent\":5", "\"sent\":3"), "more than the 3 sent"),
+            (reframe(&good, "\"sent\":5", "\"sent\":null"), "an open-loop run reports both"),
         ];
         for (bytes, expected) in cases {
             let err = format!("{:#}", decode_result(&bytes).unwrap_err());

@@ -18,7 +18,9 @@
 //!
 //! A merged JSON has no single environment: `merged_from` keeps each
 //! part's file, environment and settings, `settings` those they share.
-//! Inputs are only read; `--out` must be a new file.
+//! Inputs are only read; `--out` goes through the output guard
+//! (`export::file`: never an input, never a file wsbench did not write
+//! unless `--force`).
 
 mod input;
 mod shards;
@@ -34,7 +36,7 @@ use hdrhistogram::Histogram;
 use crate::cli::MergeArgs;
 use crate::env::Environment;
 use crate::export::hdr::{self, HdrLog, RUN_TAG, UNCORRECTED_TAG};
-use crate::export::write_atomically;
+use crate::export::{check_outputs, write_output, Kind};
 use crate::health;
 use crate::load::ResultsFile;
 use crate::outcome::{CellOutcome, Results, RunHistograms, Settings};
@@ -48,11 +50,6 @@ use input::{common_settings, Input};
 /// `wsbench merge`.
 pub fn main(a: &MergeArgs) -> Result<ExitCode> {
     ensure!(a.files.len() >= 2, "merge needs at least 2 input files, got {}", a.files.len());
-    ensure!(
-        !a.out.exists(),
-        "--out `{}` exists; merge writes a new file and overwrites nothing (choose another path)",
-        a.out.display()
-    );
     let mut seen: BTreeMap<PathBuf, &Path> = BTreeMap::new();
     for f in &a.files {
         let real = std::fs::canonicalize(f).with_context(|| format!("cannot read input `{}`", f.display()))?;
@@ -65,6 +62,13 @@ pub fn main(a: &MergeArgs) -> Result<ExitCode> {
             );
         }
     }
+    let out_kind = match kind(&a.out) {
+        "hlog" => Kind::Hlog,
+        "json" => Kind::Json,
+        _ => Kind::Csv,
+    };
+    let inputs: Vec<(&str, &Path)> = a.files.iter().map(|f| ("file", f.as_path())).collect();
+    check_outputs(&[("--out", &a.out, out_kind)], &inputs)?;
     let (mut results, mut logs) = (Vec::new(), Vec::new());
     for f in &a.files {
         match kind(f) {
@@ -308,7 +312,7 @@ fn merge_logs_only(files: &[PathBuf], out: &Path) -> Result<ExitCode> {
         .collect();
     let outcome = CellOutcome { key: key.clone(), records: Vec::new(), histograms };
     let results = Results::new(Environment::capture(), unknown_settings());
-    write_atomically(out, &hdr::encode(&key, &outcome, &results)?)?;
+    write_output(out, &hdr::encode(&key, &outcome, &results)?)?;
     crate::outln!("merged {} logs of {key} into {}", files.len(), out.display());
     crate::outln!("{ADDED}");
     Ok(ExitCode::SUCCESS)
@@ -538,7 +542,7 @@ fn write_rows(out: &Path, files: &[&ResultsFile], records: &[RunRecord]) -> Resu
         w.write_record(crate::export::csv::row(&env, r))?;
     }
     let bytes = w.into_inner().map_err(|e| anyhow!("cannot encode the merged CSV: {e}"))?;
-    write_atomically(out, &bytes)
+    write_output(out, &bytes)
 }
 
 /// A merged JSON: the parts' files, environments and settings in
@@ -568,7 +572,7 @@ fn write_json(out: &Path, inputs: &[Input], what: &str, records: &[RunRecord], m
     for note in notes {
         results.add_note(note);
     }
-    write_atomically(out, &crate::export::json::render_merged(&results, what, &parts, &settings)?)
+    write_output(out, &crate::export::json::render_merged(&results, what, &parts, &settings)?)
 }
 
 /// What the summaries of a merged JSON need from the shared settings: the

@@ -10,7 +10,7 @@ use anyhow::{anyhow, bail, ensure, Context, Result};
 use super::input::Input;
 use super::{check_same_code, write_json, Output};
 use crate::env::Environment;
-use crate::export::write_atomically;
+use crate::export::write_output;
 use crate::load::ResultsFile;
 use crate::outcome::RecordedSettings;
 use crate::record::{CellKey, RunRecord};
@@ -191,7 +191,7 @@ fn write_shard_csv(inputs: &[Input], out: &Path) -> Result<usize> {
         }
     }
     let bytes = w.into_inner().map_err(|e| anyhow!("cannot encode the merged CSV: {e}"))?;
-    write_atomically(out, &bytes)?;
+    write_output(out, &bytes)?;
     Ok(rows)
 }
 

@@ -13,7 +13,7 @@ use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 
-use crate::export::{parent_dir, write_atomically};
+use crate::export::{marks, write_output, Kind};
 
 /// Font family registered for every text element.
 const FONT: &str = "sans-serif";
@@ -427,17 +427,12 @@ pub fn write(dir: &Path, stem: &str, chart: &Chart, size: (u32, u32)) -> Result<
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         draw(&root, chart).with_context(|| format!("cannot draw `{}`", svg_path.display()))?;
     }
-    write_atomically(&svg_path, svg.as_bytes())?;
+    write_output(&svg_path, marks::with_comment(Kind::Svg, &svg).as_bytes())?;
     let png_path = dir.join(format!("{stem}.png"));
-    // The encoder picks the format from the extension, so the temporary
-    // name keeps `.png`.
-    let tmp = parent_dir(&png_path).join(format!(".{stem}.tmp-{}.png", std::process::id()));
-    let drawn = draw(&BitMapBackend::new(&tmp, size).into_drawing_area(), chart);
-    let result = drawn.and_then(|_| std::fs::rename(&tmp, &png_path).map_err(anyhow::Error::from));
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e.context(format!("cannot write `{}`", png_path.display())));
-    }
+    let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
+    draw(&BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area(), chart)
+        .with_context(|| format!("cannot draw `{}`", png_path.display()))?;
+    write_output(&png_path, &marks::png(&rgb, size.0, size.1)?)?;
     Ok(vec![svg_path, png_path])
 }
 

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::changepoint::Settings;
 use crate::cli::ReportArgs;
-use crate::export::{check_writable, write_atomically};
+use crate::export::{check_outputs, marks, write_output, Kind};
 use crate::history::detect::{self, Detection, Floors, Found, Series, DEFAULT_METRICS};
 use crate::history::store::{RunSummary, Store};
 use crate::load::load;
@@ -168,7 +168,9 @@ fn comparison_section(out: &mut String, run: Option<&RunDir>) {
         return;
     };
     let path = run.dir.join("compare.json");
-    let Some(json) = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice::<Value>(&b).ok()) else {
+    let Some(json) =
+        crate::input::read_input(&path, "the comparison").ok().and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+    else {
         let _ = writeln!(
             out,
             "<p>No comparison in <code>{}</code> (no baseline for this machine yet?).</p>",
@@ -240,7 +242,7 @@ fn scaling_section(out: &mut String, run: Option<&RunDir>) -> Result<()> {
 fn environment_section(out: &mut String, run: Option<&RunDir>, runs: &[RunSummary]) {
     let _ = writeln!(out, "<h2 id=\"environment\">Environment</h2>");
     let from_json = run
-        .and_then(|r| std::fs::read(r.dir.join("results.json")).ok())
+        .and_then(|r| crate::input::read_input(&r.dir.join("results.json"), "the results JSON").ok())
         .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
         .and_then(|v| v.get("environment").cloned());
     let stored = runs.last().and_then(|r| r.environment.as_deref()).and_then(|t| serde_json::from_str::<Value>(t).ok());
@@ -329,9 +331,15 @@ pub fn render(args: &ReportArgs) -> Result<String> {
 
 /// `wsbench report`.
 pub fn main(args: &ReportArgs) -> Result<ExitCode> {
-    check_writable(&args.out, "the report (--out)")?;
-    let html = render(args)?;
-    write_atomically(&args.out, html.as_bytes()).with_context(|| format!("cannot write `{}`", args.out.display()))?;
+    let run_files: Vec<PathBuf> = match &args.run {
+        Some(dir) => ["results.csv", "compare.json", "results.json"].iter().map(|f| dir.join(f)).collect(),
+        None => Vec::new(),
+    };
+    let mut inputs: Vec<(&str, &Path)> = vec![("--db", args.db.db.as_path())];
+    inputs.extend(run_files.iter().map(|p| ("of --run", p.as_path())));
+    check_outputs(&[("the report (--out)", &args.out, Kind::Html)], &inputs)?;
+    let html = marks::with_comment(Kind::Html, &render(args)?);
+    write_output(&args.out, html.as_bytes()).with_context(|| format!("cannot write `{}`", args.out.display()))?;
     crate::outln!("{}", args.out.display());
     Ok(ExitCode::SUCCESS)
 }
