@@ -136,6 +136,6 @@ impl Exporter for JsonExporter {
     }
 
     fn interrupted(&mut self, results: &Results) -> Result<()> {
-        write_atomically(&self.path, &render(results)?)
+        write_output(&self.path, &render(results)?)
     }
 }

@@ -110,6 +110,6 @@ impl Exporter for MarkdownExporter {
     }
 
     fn interrupted(&mut self, results: &Results) -> Result<()> {
-        write_atomically(&self.path, render(results).as_bytes())
+        write_output(&self.path, marks::with_comment(Kind::Markdown, &render(results)).as_bytes())
     }
 }
