@@ -114,14 +114,14 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 
 # 2. The compare report (exit 1 means "a regression found": expected here).
 rc=0
-"$bin" compare "$data/tiny-now-a.csv" "$data/tiny-now-b.csv" --out "$out/compare-tiny.md" >"$scratch/compare.txt" || rc=$?
+"$bin" compare "$data/tiny-now-a.csv" "$data/tiny-now-b.csv" --out "$out/compare-tiny.md" --force >"$scratch/compare.txt" || rc=$?
 [ "$rc" -le 1 ] || { cat "$scratch/compare.txt" >&2; echo "error: wsbench compare failed ($rc)" >&2; exit 1; }
 echo "wrote $out/compare-tiny.md; its summary line (quoted in the README):"
 grep -m 1 '^\*\*' "$out/compare-tiny.md" | sed 's/^/  /'
 
 # 2b. The A/B compare report of one binary against itself.
 rc=0
-"$bin" compare "$data/tiny-ab-base.csv" "$data/tiny-ab-current.csv" --out "$out/compare-tiny-ab.md" >"$scratch/compare-ab.txt" || rc=$?
+"$bin" compare "$data/tiny-ab-base.csv" "$data/tiny-ab-current.csv" --out "$out/compare-tiny-ab.md" --force >"$scratch/compare-ab.txt" || rc=$?
 [ "$rc" -le 1 ] || { cat "$scratch/compare-ab.txt" >&2; echo "error: wsbench compare failed ($rc)" >&2; exit 1; }
 echo "wrote $out/compare-tiny-ab.md; its summary line (quoted in the README):"
 grep -m 1 '^\*\*' "$out/compare-tiny-ab.md" | sed 's/^/  /'

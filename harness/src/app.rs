@@ -73,13 +73,13 @@ fn calibrate_main(args: &DoctorArgs) -> Result<ExitCode> {
         args.calibrate_span
     );
     if let Some(json) = &args.json {
-        crate::export::check_writable(json, "--json")?;
+        crate::export::check_output("--json", json, crate::export::Kind::Json)?;
     }
     let env = Environment::capture();
     let c = calibrate::measure(span, calibrate::Taken { at: env.timestamp, host: env.host, cpu_model: env.cpu_model });
     crate::out!("{}", calibrate::render(&c));
     if let Some(json) = &args.json {
-        crate::export::write_atomically(json, &calibrate::to_json(&c)?)
+        crate::export::write_output(json, &calibrate::to_json(&c)?)
             .context("the checks are on stdout, but --json could not be written")?;
     }
     match calibrate::state_path() {

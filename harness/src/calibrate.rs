@@ -457,16 +457,14 @@ pub fn state_path() -> Option<PathBuf> {
 
 /// Encodes a calibration as pretty JSON with a final newline.
 pub fn to_json(c: &Calibration) -> Result<Vec<u8>> {
-    let mut bytes = serde_json::to_vec_pretty(c).context("cannot encode the calibration as JSON")?;
-    bytes.push(b'\n');
-    Ok(bytes)
+    crate::export::marks::json(c).context("cannot encode the calibration as JSON")
 }
 
 /// Saves `c` as the latest calibration of this machine; returns where.
 pub fn save(c: &Calibration, path: &Path) -> Result<()> {
     let dir = crate::export::parent_dir(path);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create the state directory `{}`", dir.display()))?;
-    crate::export::write_atomically(path, &to_json(c)?)
+    crate::export::write_output(path, &to_json(c)?)
 }
 
 /// The latest saved calibration, if it was taken on this host and CPU
@@ -479,7 +477,8 @@ pub fn latest(host: &str, cpu_model: &str) -> Option<Calibration> {
     if !meta.is_file() || meta.len() > CAP {
         return None;
     }
-    let c: Calibration = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    let c: Calibration =
+        serde_json::from_slice(&crate::input::read_input(&path, "the saved calibration").ok()?).ok()?;
     (c.host == host && c.cpu_model == cpu_model && c.generator.starts_with("wsbench ")).then_some(c)
 }
 

@@ -91,7 +91,8 @@ fn my_uid() -> u32 {
 fn check_existing(option: &str, path: &Path, kind: Option<Kind>) -> Result<()> {
     let meta = match fs::symlink_metadata(path) {
         Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        // Nothing there (a parent that is no directory is `check_dir`'s to name).
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => return Ok(()),
         Err(e) => return Err(e).with_context(|| format!("cannot inspect {option} `{}`", path.display())),
     };
     let file_type = meta.file_type();
