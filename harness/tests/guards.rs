@@ -8,7 +8,7 @@
 mod common;
 
 use std::fs::{self, File};
-use std::os::unix::fs::{symlink, PermissionsExt};
+use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::Command;
 
@@ -118,6 +118,19 @@ fn a_symlink_or_a_read_only_file_is_never_replaced() {
     }
     assert_eq!(fs::read(dir.join("r.json")).unwrap(), json, "the link's target is untouched");
     assert!(fs::symlink_metadata(dir.join("link.json")).unwrap().file_type().is_symlink());
+    // Another user's file (only a privileged test can make one).
+    let md = dir.join("theirs.md");
+    wsbench_in(&dir, &quick(&["--markdown", "theirs.md"])).ok();
+    if std::os::unix::fs::chown(&md, Some(65534), None).is_ok() && fs::metadata(&md).is_ok_and(|m| m.uid() == 65534) {
+        let before = fs::read(&md).unwrap();
+        wsbench_in(&dir, &quick(&["--markdown", "theirs.md", "--force"]))
+            .code(2)
+            .stderr_has(&["`theirs.md`", "belongs to user id 65534"]);
+        assert_eq!(fs::read(&md).unwrap(), before);
+        assert_eq!(fs::metadata(&md).unwrap().uid(), 65534, "its owner is unchanged");
+    } else {
+        eprintln!("not privileged: the other-user case is not exercised here");
+    }
     fs::set_permissions(dir.join("r.json"), fs::Permissions::from_mode(0o444)).unwrap();
     wsbench_in(&dir, &quick(&["--json", "r.json", "--force"])).code(2).stderr_has(&["`r.json`", "read-only"]);
     assert_eq!(fs::read(dir.join("r.json")).unwrap(), json);
