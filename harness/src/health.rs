@@ -1,11 +1,13 @@
 //! When a run that finished is still not a success: too many of its
-//! requests, or of its client connections, failed. Such a run's latency
+//! requests, of its client connections or of its scheduled requests
+//! failed or were never sent, or it measured nothing. Every row of `run`,
+//! `load` and `serve` goes through [`judge`]. Such a run's latency
 //! percentiles describe only the requests that got through, so they must
 //! not be shown as if from a healthy run: the run is recorded with
 //! `status=failed` and the reason, keeps its measured numbers in its row,
 //! and enters no summary, chart or comparison.
 
-use crate::record::RunRecord;
+use crate::record::{RunRecord, Status};
 
 /// The largest share of failed requests (or failed client connections) an
 /// `ok` run may have: 5%. Beyond it a run is an outage, not a measurement
@@ -20,10 +22,26 @@ fn extra(record: &RunRecord, name: &str) -> Option<f64> {
     record.extras.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
 }
 
+/// Marks `record` (a run that finished) failed with the reason when
+/// [`too_many_failures`] finds one; returns that reason. The one health
+/// check of every `run`, `load` and `serve` row.
+pub fn judge(record: &mut RunRecord) -> Option<String> {
+    let reason = too_many_failures(record)?;
+    (record.status, record.error) = (Status::Failed, reason.clone());
+    Some(reason)
+}
+
 /// Why `record` is not a success although the run finished, or `None` when
 /// it is one. Deadline misses are left out of the failed requests: the
 /// `timers` workload measures them on purpose (its `deadline_misses`).
 pub fn too_many_failures(record: &RunRecord) -> Option<String> {
+    if record.ops == Some(0) && record.failed.unwrap_or(0) == 0 {
+        return Some(format!(
+            "measured nothing: no request {} in the measured window (a longer --duration or a higher --rate \
+             gives it requests to measure)",
+            if record.sent == Some(0) { "was sent" } else { "completed" }
+        ));
+    }
     let misses = extra(record, "deadline_misses").unwrap_or(0.0).max(0.0) as u64;
     // A benchmark sends no requests (failed is blank): nothing can fail.
     let failed = record.failed.unwrap_or(0).saturating_sub(misses);
@@ -38,6 +56,14 @@ pub fn too_many_failures(record: &RunRecord) -> Option<String> {
     if let (Some(lost), Some(all)) = (extra(record, "failed_connections"), extra(record, "connections")) {
         if lost > 0.0 && lost > MAX_FAILED_FRACTION * all {
             reasons.push(format!("{lost:.0} of {all:.0} client connections failed"));
+        }
+    }
+    if let (Some(never), Some(all)) = (extra(record, "never_sent"), extra(record, "scheduled")) {
+        if never > 0.0 && never > MAX_FAILED_FRACTION * all {
+            reasons.push(format!(
+                "{never:.0} of {all:.0} scheduled requests never sent ({:.1}%; the load generator fell behind)",
+                never / all * PERCENT
+            ));
         }
     }
     (!reasons.is_empty()).then(|| {
@@ -57,7 +83,7 @@ mod tests {
     fn record(ops: u64, failed: u64, extras: &[(&str, f64)]) -> RunRecord {
         let key = CellKey::plain("steal-half", 1, "rpc-fanout");
         let mut r = RunRecord::failed(key, 0, String::new());
-        (r.ops, r.failed) = (Some(ops), Some(failed));
+        (r.status, r.ops, r.failed) = (Status::Ok, Some(ops), Some(failed));
         r.extras = extras.iter().map(|(n, v)| (n.to_string(), *v)).collect();
         r
     }
@@ -70,6 +96,20 @@ mod tests {
         let why = too_many_failures(&record(949, 51, &[])).unwrap();
         assert!(why.contains("51 of 1000 requests failed (5.1%)") && why.contains("at most 5%"), "{why}");
         assert!(too_many_failures(&record(0, 5, &[])).unwrap().contains("5 of 5"));
+    }
+
+    #[test]
+    fn never_sent_requests_count_and_a_row_that_measured_nothing_fails() {
+        let ok = [("scheduled", 1000.0), ("never_sent", 50.0)];
+        assert_eq!(too_many_failures(&record(950, 0, &ok)), None, "exactly 5%");
+        let why = too_many_failures(&record(949, 0, &[("scheduled", 1000.0), ("never_sent", 51.0)])).unwrap();
+        assert!(why.contains("51 of 1000 scheduled requests never sent (5.1%"), "{why}");
+        let mut r = record(0, 0, &[]);
+        r.sent = Some(0);
+        assert!(judge(&mut r).unwrap().contains("measured nothing: no request was sent"));
+        assert_eq!((r.status, r.error.starts_with("measured nothing")), (Status::Failed, true));
+        let mut fine = record(10, 0, &[]);
+        assert_eq!((judge(&mut fine), fine.status), (None, Status::Ok));
     }
 
     #[test]

@@ -68,6 +68,13 @@ fn p99_us(h: &Option<Histogram<u64>>) -> Option<f64> {
     h.as_ref().filter(|h| !h.is_empty()).map(|h| h.value_at_quantile(P99) as f64 * US_PER_NS)
 }
 
+/// The completions that throughput counts: an open-loop run's inside its
+/// measured window (`completed_in_window`; the drain is not in the window),
+/// else every one.
+fn completed_in_window(out: &RunOutput) -> u64 {
+    out.extras.iter().find(|(n, _)| n == "completed_in_window").map_or(out.ops, |(_, v)| *v as u64)
+}
+
 /// The row of a run that finished.
 pub fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan, pinned: bool) -> RunRecord {
     let elapsed_s = out.elapsed.as_secs_f64();
@@ -86,7 +93,7 @@ pub fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan,
         ops: Some(out.ops),
         failed: out.failed,
         sent: out.sent,
-        throughput_per_s: (elapsed_s > 0.0).then(|| out.ops as f64 / elapsed_s),
+        throughput_per_s: (elapsed_s > 0.0).then(|| completed_in_window(out) as f64 / elapsed_s),
         offered_per_s: out.offered_per_s,
         latency: Latencies::from_histogram_ns(&out.latency_ns),
         uncorrected_p99_us: p99_us(&out.uncorrected_ns),
@@ -168,9 +175,8 @@ impl<'a> CellRun<'a> {
                     let note = format!("measured while {abandoned} abandoned hung run(s) were still alive");
                     record.notes = if record.notes.is_empty() { note } else { format!("{}; {note}", record.notes) };
                 }
-                if let Some(reason) = health::too_many_failures(&record) {
+                if let Some(reason) = health::judge(&mut record) {
                     progress.note(&format!("run {run} of {} failed: {reason}", cell.key));
-                    (record.status, record.error) = (Status::Failed, reason);
                     outcome.records.push(record);
                     return;
                 }

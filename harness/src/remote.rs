@@ -24,6 +24,7 @@ use crate::config::{Cell, RunConfig};
 use crate::env::Environment;
 use crate::exit::negative;
 use crate::export::{self, Exporter};
+use crate::health;
 use crate::matrix::{finish_cell, record_from};
 use crate::outcome::{CellOutcome, Results, RunHistograms, Settings};
 use crate::parse::{check_label, parse_duration};
@@ -139,12 +140,16 @@ pub fn serve_main(a: &ServeArgs) -> Result<ExitCode> {
     let until = Until { stop: &stop, limit, on_bound: &mut on_bound };
     let out = wsbench_workloads::remote::serve(&cell.runtime, &cell.spec, listen, until)
         .with_context(|| format!("serving {} on {listen}", cell.key))?;
-    let record = record_from(&cell.key, 0, &out, &no_cores(), false);
+    let mut record = record_from(&cell.key, 0, &out, &no_cores(), false);
     // The listen backlog and the machine's listen-queue overflows among them.
     crate::outln!("{}: {}", cell.key, record.notes);
+    let failed = health::judge(&mut record);
     let outcome = CellOutcome { key: cell.key.clone(), records: vec![record], histograms: Vec::new() };
     report(&config, &[outcome])?;
-    Ok(ExitCode::SUCCESS)
+    match failed {
+        Some(reason) => Err(negative(format!("the server's run failed: {reason}"))),
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 /// `wsbench load`.
@@ -209,7 +214,15 @@ fn load_cell(cell: &Cell, target: SocketAddr, config: &RunConfig, quiet: bool) -
             RunOptions { duration: config.duration, warmup: config.warmup, seed: config.seed.wrapping_add(run as u64) };
         match wsbench_workloads::remote::load(target, &cell.runtime, &cell.spec, &options) {
             Ok(out) => {
-                outcome.records.push(record_from(&cell.key, run, &out, &no_cores(), false));
+                let mut record = record_from(&cell.key, run, &out, &no_cores(), false);
+                if let Some(reason) = health::judge(&mut record) {
+                    if !quiet {
+                        eprintln!("run {run} of {} against {target} failed: {reason}", cell.key);
+                    }
+                    outcome.records.push(record);
+                    continue;
+                }
+                outcome.records.push(record);
                 let RunOutput { latency_ns, uncorrected_ns, elapsed, .. } = out;
                 outcome.histograms.push(RunHistograms { run, elapsed, latency_ns, uncorrected_ns });
             }

@@ -23,7 +23,7 @@ pub mod api;
 pub mod arrivals;
 mod bench;
 mod catalog;
-mod client;
+pub mod client;
 mod cpu;
 pub mod dist;
 mod error;

@@ -163,12 +163,18 @@ pub(crate) fn wait_until(t: Instant) -> Instant {
     }
 }
 
-/// What one generator thread did.
+/// What one generator thread did. Every measured arrival (intended in
+/// `[measure_from, end)`) is `scheduled`, and ends either `sent` (then
+/// answered, failed or unfinished) or `skipped` (never sent): `scheduled =
+/// sent + skipped` exactly.
 pub(crate) struct GenTotals {
-    /// Measured requests handed to the runtime.
+    /// Measured arrivals taken from the schedule.
+    pub scheduled: u64,
+    /// Measured requests handed to the runtime (or failed at once for
+    /// want of a connection).
     pub sent: u64,
-    /// Scheduled (intended before `end`) but never sent: the generator was
-    /// still too far behind at `send_until`.
+    /// Measured arrivals never sent: the generator was still too far
+    /// behind at `send_until`, or waited for a connection until the end.
     pub skipped: u64,
     /// Requests (warm-up or measured) actually handed to the runtime at a
     /// time inside the measured window: the load really offered there.
@@ -179,14 +185,38 @@ pub(crate) struct GenTotals {
 
 impl GenTotals {
     pub(crate) fn new() -> GenTotals {
-        GenTotals { sent: 0, skipped: 0, sent_in_window: 0, lag: new_histogram() }
+        GenTotals { scheduled: 0, sent: 0, skipped: 0, sent_in_window: 0, lag: new_histogram() }
     }
 
     pub(crate) fn merge(&mut self, other: &GenTotals) {
+        self.scheduled += other.scheduled;
         self.sent += other.sent;
         self.skipped += other.skipped;
         self.sent_in_window += other.sent_in_window;
         self.lag.add(&other.lag).expect("histograms share bounds");
+    }
+
+    /// Counts an arrival taken from the schedule (intended before `end`).
+    pub(crate) fn schedule(&mut self, w: &Window, intended: Instant) {
+        self.scheduled += u64::from(intended >= w.measure_from);
+    }
+
+    /// Counts a scheduled arrival that will never be sent.
+    pub(crate) fn never_sent(&mut self, w: &Window, intended: Instant) {
+        self.skipped += u64::from(intended >= w.measure_from);
+    }
+
+    /// Takes every arrival still intended before `end` out of `arrivals`:
+    /// scheduled, never sent.
+    pub(crate) fn skip_rest(&mut self, arrivals: &mut Arrivals, w: &Window) {
+        loop {
+            let t = w.start + Duration::from_nanos(arrivals.next_offset_ns());
+            if t >= w.end {
+                return;
+            }
+            self.schedule(w, t);
+            self.never_sent(w, t);
+        }
     }
 
     /// Counts one request handed to the runtime at `sent` (intended at
@@ -220,15 +250,6 @@ pub(crate) fn schedule(spec: &LoadSpec, index: usize) -> Arrivals {
     Arrivals::new(spec.arrival, per_thread, phase_ns, mix(spec.seed, index as u64))
 }
 
-/// Counts the arrivals of `arrivals` still intended before `end`.
-pub(crate) fn count_left(arrivals: &mut Arrivals, w: &Window) -> u64 {
-    let mut n = 0;
-    while w.start + Duration::from_nanos(arrivals.next_offset_ns()) < w.end {
-        n += 1;
-    }
-    n
-}
-
 /// One generator thread: waits for each intended arrival and hands it to
 /// `inject`; thread 0 also fires `stall` once at the midpoint.
 fn gen_thread(
@@ -250,9 +271,11 @@ fn gen_thread(
         if intended >= w.end {
             break;
         }
+        totals.schedule(w, intended);
         let now = wait_until(intended);
         if now >= w.send_until {
-            totals.skipped += 1 + count_left(&mut arrivals, w);
+            totals.never_sent(w, intended);
+            totals.skip_rest(&mut arrivals, w);
             break;
         }
         if stall_pending && intended >= w.midpoint {
@@ -297,8 +320,9 @@ pub(crate) fn generate(
     })
 }
 
-/// Runs a handler future for `req` and records it (if measured).
-pub(crate) async fn serve<F>(req: Request, collector: Arc<Collector>, handler: F)
+/// Runs a handler future for `req` and records it (if measured) as a
+/// request of a window ending at `end`.
+pub(crate) async fn serve<F>(req: Request, collector: Arc<Collector>, end: Instant, handler: F)
 where
     F: Future<Output = Outcome>,
 {
@@ -307,7 +331,7 @@ where
     let done = Instant::now();
     if req.measured {
         collector.with_local(|h| {
-            h.record_client(req.intended, req.sent, done, out.ok);
+            h.record_answer(end, req.intended, req.sent, done, out.ok);
             h.record_server(req.intended, first_poll, done);
             h.deadline_misses += u64::from(out.deadline_miss);
             if let Some(aux) = out.aux_ns {
@@ -344,13 +368,13 @@ where
     let spawner = rt.spawner();
     let collector = Collector::new();
     let handler = Arc::new(handler);
+    let w = Window::new(spec);
     let task = {
-        let (spawner, collector) = (spawner.clone(), Arc::clone(&collector));
-        move |req: Request| serve(req, Arc::clone(&collector), handler(&spawner, req))
+        let (spawner, collector, end) = (spawner.clone(), Arc::clone(&collector), w.end);
+        move |req: Request| serve(req, Arc::clone(&collector), end, handler(&spawner, req))
     };
     let stall_for = spec.stall;
     let stall = || drop(spawner.spawn(async move { thread::sleep(stall_for) }));
-    let w = Window::new(spec);
     let mut counters_start = Vec::new();
     let snapshot = || {
         meter.start();
@@ -443,15 +467,20 @@ impl OpenReport {
         let slipped = gen.skipped > 0 || lag_p99 > nanos(SLIP_LAG_P99);
         if slipped {
             notes.push(format!(
-                "load generator could not keep its schedule: p99 send lag {:.0} us (limit {} us), {} scheduled requests never sent",
+                "load generator could not keep its schedule: p99 send lag {:.0} us (limit {} us), {} of {} scheduled requests never sent",
                 us(lag_p99),
                 SLIP_LAG_P99.as_micros(),
-                gen.skipped
+                gen.skipped,
+                gen.scheduled
             ));
         }
-        let last = h.last_done.map_or(w.end, |d| d.max(w.end));
-        let elapsed = last - w.measure_from;
-        let window_s = (w.end - w.measure_from).as_secs_f64();
+        // The measured window: answers after it (the drain) are counted
+        // and recorded, but throughput is completions inside it / it.
+        let elapsed = w.end - w.measure_from;
+        let window_s = elapsed.as_secs_f64();
+        extras.push(("scheduled".into(), gen.scheduled as f64));
+        extras.push(("never_sent".into(), gen.skipped as f64));
+        extras.push(("completed_in_window".into(), h.completed_in_window as f64));
         extras.push(("sent_per_s".into(), gen.sent as f64 / window_s));
         extras.push(("loadgen_lag_p50_us".into(), us(gen.lag.value_at_quantile(0.5))));
         extras.push(("loadgen_lag_p99_us".into(), us(lag_p99)));
@@ -545,6 +574,8 @@ mod tests {
         // the window's start fall before its end (20 ms later).
         let first = a.next_offset_ns();
         assert_eq!(first, 0);
-        assert_eq!(count_left(&mut a, &w), 19);
+        let mut g = GenTotals::new();
+        g.skip_rest(&mut a, &w);
+        assert_eq!((g.scheduled, g.skipped, g.sent), (19, 19, 0));
     }
 }

@@ -44,6 +44,9 @@ pub(crate) struct Histos {
     /// Workload-specific (timer lateness, load-generator send lag).
     pub aux: Histogram<u64>,
     pub completed: u64,
+    /// Of `completed`, those answered before the measured window ended
+    /// (throughput counts these: the drain is not in the window).
+    pub completed_in_window: u64,
     pub failed: u64,
     pub deadline_misses: u64,
     /// Latest completion seen, if any.
@@ -59,6 +62,7 @@ impl Histos {
             service: new_histogram(),
             aux: new_histogram(),
             completed: 0,
+            completed_in_window: 0,
             failed: 0,
             deadline_misses: 0,
             last_done: None,
@@ -77,6 +81,12 @@ impl Histos {
         self.last_done = Some(self.last_done.map_or(done, |d| d.max(done)));
     }
 
+    /// [`Histos::record_client`] of a request of a window ending at `end`.
+    pub(crate) fn record_answer(&mut self, end: Instant, intended: Instant, sent: Instant, done: Instant, ok: bool) {
+        self.record_client(intended, sent, done, ok);
+        self.completed_in_window += u64::from(ok && done < end);
+    }
+
     /// Server-side view of a request: queue wait and service time.
     pub(crate) fn record_server(&mut self, intended: Instant, first_poll: Instant, done: Instant) {
         self.queue_wait.saturating_record(nanos(first_poll.saturating_duration_since(intended)));
@@ -91,6 +101,7 @@ impl Histos {
         add(&mut self.service, &other.service);
         add(&mut self.aux, &other.aux);
         self.completed += other.completed;
+        self.completed_in_window += other.completed_in_window;
         self.failed += other.failed;
         self.deadline_misses += other.deadline_misses;
         self.last_done = match (self.last_done, other.last_done) {

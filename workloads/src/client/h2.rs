@@ -5,11 +5,12 @@
 //! Each client thread runs its own tokio current-thread runtime (a
 //! separate instance on the client's own threads: it never shares the
 //! runtime under test, even when that is tokio) with `connections /
-//! threads` HTTP/2 connections, and a *pacer* thread that releases the
-//! thread's arrivals (`rate / threads`) into a channel `EARLY` (50 µs)
-//! before their intended times; the runtime then polls its sockets without
-//! blocking (yielding) until each is due, as the HTTP/1.1 client's loop
-//! does. Each arrival becomes a stream on the next live connection
+//! threads` HTTP/2 connections; the thread paces its own arrivals (`rate /
+//! threads`) as the HTTP/1.1 client's loop does ([`super::pace`]): the
+//! driver task waits on the thread's timerfd (through tokio's reactor)
+//! until [`super::pace::LEAD`] (50 µs) before each intended time, then yields (the
+//! runtime polls its sockets without blocking) until it is due; no other
+//! thread is on the send path. Each arrival becomes a stream on the next live connection
 //! (round robin): it waits for a free stream slot (the server's
 //! `max_concurrent_streams`) — that wait is the h2 counterpart of the
 //! HTTP/1.1 client's backlog — then its request is sent (the *send* time),
@@ -18,25 +19,26 @@
 //! 200, `content-length` when present, and every body byte; a wrong one
 //! is a failed request. A connection that fails ends with a reason (the
 //! run's notes), its in-flight streams fail, and later arrivals use the
-//! other connections or fail at once when none is left.
+//! other connections or fail at once when none is left. A stream still
+//! waiting for a slot when the drain ends was never sent, and is counted
+//! so (`scheduled = sent + never_sent`).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use h2::client::SendRequest;
 use hyper::{Request as HttpRequest, StatusCode};
+use tokio::io::unix::AsyncFd;
 use tokio::net::TcpStream;
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio::task::LocalSet;
 
-use super::{run_client_threads, ClientRun, ClientSpec, Pending, StartGate, ThreadResult, CONNECT_TIMEOUT, EARLY};
+use super::pace::Pacer;
+use super::{run_client_threads, ClientRun, ClientSpec, Pending, StartGate, ThreadResult, CONNECT_TIMEOUT};
 use crate::cpu::CpuMeter;
 use crate::http::{body, Meta, FLAG_HELLO, FLAG_MEASURED, FLAG_PANIC, META_HEADER};
-use crate::openloop::{count_left, drain_budget, mix, schedule, wait_until, Window};
+use crate::openloop::{drain_budget, mix, schedule, Window};
 use crate::record::nanos;
 use crate::rt::pin_current;
 use crate::Error;
@@ -78,7 +80,7 @@ pub(crate) fn run_h2_clients<C: Fn() + Sync, T>(
     run_client_threads(spec, at_measure_start, |index, gate| {
         // The client's CPU is not the runtime's.
         let _guest = meter.guest();
-        h2_thread(spec, target, base, gate, index, stall, meter)
+        h2_thread(spec, target, base, gate, index, stall)
     })
 }
 
@@ -96,8 +98,11 @@ struct H2Conn {
 /// What the thread's tasks share (one thread: no locks).
 struct Shared {
     r: RefCell<ThreadResult>,
-    /// Streams sent and not yet finished.
+    /// Streams started and not yet finished.
     inflight: Cell<usize>,
+    /// Of those, the measured ones still waiting for a stream slot (not
+    /// sent): at the end of the drain they were never sent.
+    waiting: RefCell<Vec<Instant>>,
     /// The run is over: connections closing now are not failures.
     over: Cell<bool>,
 }
@@ -109,12 +114,12 @@ fn h2_thread(
     gate: &StartGate,
     index: usize,
     stall: &(impl Fn() + Sync),
-    meter: &CpuMeter,
 ) -> ThreadResult {
     pin_current(&spec.load.cores, index);
     let shared = Rc::new(Shared {
         r: RefCell::new(ThreadResult::new(spec.conns_of(index))),
         inflight: Cell::new(0),
+        waiting: RefCell::new(Vec::new()),
         over: Cell::new(false),
     });
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
@@ -128,28 +133,13 @@ fn h2_thread(
     let local = LocalSet::new();
     let conns = local.block_on(&rt, connect_all(spec, target, &shared));
     let Some(w) = gate.arrive(conns.len()) else { return finish(local, shared) };
-    let (tx, rx) = unbounded_channel();
-    let stop = AtomicBool::new(false);
-    let skipped = thread::scope(|s| {
-        let (w, stop) = (&w, &stop);
-        let pacer = thread::Builder::new().name(format!("wsbench-h2-pacer-{index}")).spawn_scoped(s, move || {
-            let _guest = meter.guest();
-            pace(spec, index, w, stop, stall, tx)
-        });
-        let pacer = match pacer {
-            Ok(p) => p,
-            Err(e) => {
-                shared.r.borrow_mut().first_error = Some(format!("starting a pacer thread: {e}"));
-                return 0;
-            }
-        };
-        let driver = Driver { spec, target, base, w: *w, shared: Rc::clone(&shared), conns, next: 0 };
-        local.block_on(&rt, driver.run(rx));
-        // Relaxed: the pacer only needs to see it eventually.
-        stop.store(true, Ordering::Relaxed);
-        pacer.join().expect("the h2 pacer panicked")
-    });
-    shared.r.borrow_mut().gen.skipped += skipped;
+    let driver = Driver { spec, target, base, w, shared: Rc::clone(&shared), conns, next: 0 };
+    local.block_on(&rt, driver.run(index, stall));
+    let mut r = shared.r.borrow_mut();
+    for t in shared.waiting.borrow_mut().drain(..) {
+        r.gen.never_sent(&w, t);
+    }
+    drop(r);
     finish(local, shared)
 }
 
@@ -165,40 +155,6 @@ fn unwrap_shared(shared: Rc<Shared>) -> ThreadResult {
     match Rc::try_unwrap(shared) {
         Ok(s) => s.r.into_inner(),
         Err(_) => unreachable!("every task holding the shared state was dropped with the LocalSet"),
-    }
-}
-
-/// Releases the arrivals of thread `index` at their intended times; returns
-/// how many were skipped (still unsent at `send_until`).
-fn pace(
-    spec: &ClientSpec,
-    index: usize,
-    w: &Window,
-    stop: &AtomicBool,
-    stall: &(impl Fn() + Sync),
-    tx: UnboundedSender<Pending>,
-) -> u64 {
-    let mut arrivals = schedule(&spec.schedule_spec(), index);
-    let (mut id, step) = (index as u64, spec.threads as u64);
-    let mut stall_pending = index == 0 && !spec.load.stall.is_zero();
-    loop {
-        let intended = w.start + Duration::from_nanos(arrivals.next_offset_ns());
-        // Relaxed: a flag read in a loop; nothing is published through it.
-        if intended >= w.end || stop.load(Ordering::Relaxed) {
-            return 0;
-        }
-        // Early, as the HTTP/1.1 pacer: the driver polls until it is due.
-        if wait_until(intended.checked_sub(EARLY).unwrap_or(intended)) >= w.send_until {
-            return 1 + count_left(&mut arrivals, w);
-        }
-        if stall_pending && intended >= w.midpoint {
-            stall_pending = false;
-            stall();
-        }
-        if tx.send(Pending { id, intended }).is_err() {
-            return 0;
-        }
-        id += step;
     }
 }
 
@@ -323,18 +279,46 @@ struct Driver<'a> {
 }
 
 impl Driver<'_> {
-    async fn run(mut self, mut rx: UnboundedReceiver<Pending>) {
+    /// Paces and dispatches thread `index`'s arrivals, then drains.
+    async fn run(mut self, index: usize, stall: &(impl Fn() + Sync)) {
         let hard_deadline = self.w.send_until + drain_budget(&self.spec.load);
-        while let Some(p) = rx.recv().await {
-            // Yielding lets the runtime poll its sockets (without blocking)
-            // while the arrival comes due, so answers are read meanwhile.
-            while Instant::now() < p.intended {
-                tokio::task::yield_now().await;
+        match Pacer::new().and_then(register) {
+            Ok(mut pacer) => self.pace(&mut pacer, index, stall).await,
+            Err(e) => {
+                let mut r = self.shared.r.borrow_mut();
+                r.first_error.get_or_insert(format!("creating the h2 client's timer: {e}"));
+                let w = self.w;
+                r.gen.skip_rest(&mut schedule(&self.spec.schedule_spec(), index), &w);
             }
-            self.dispatch(p);
         }
         while self.shared.inflight.get() > 0 && Instant::now() < hard_deadline {
             tokio::time::sleep(DRAIN_TICK).await;
+        }
+    }
+
+    async fn pace(&mut self, pacer: &mut AsyncFd<Pacer>, index: usize, stall: &(impl Fn() + Sync)) {
+        let w = self.w;
+        let mut arrivals = schedule(&self.spec.schedule_spec(), index);
+        let (mut id, step) = (index as u64, self.spec.threads as u64);
+        let mut stall_pending = index == 0 && !self.spec.load.stall.is_zero();
+        loop {
+            let intended = w.start + Duration::from_nanos(arrivals.next_offset_ns());
+            if intended >= w.end {
+                return;
+            }
+            self.shared.r.borrow_mut().gen.schedule(&w, intended);
+            if wait(pacer, intended).await >= w.send_until {
+                let mut r = self.shared.r.borrow_mut();
+                r.gen.never_sent(&w, intended);
+                r.gen.skip_rest(&mut arrivals, &w);
+                return;
+            }
+            if stall_pending && intended >= w.midpoint {
+                stall_pending = false;
+                stall();
+            }
+            self.dispatch(Pending { id, intended });
+            id += step;
         }
     }
 
@@ -377,10 +361,19 @@ impl Driver<'_> {
         let expected = self.target.expected.clone();
         let (shared, w) = (Rc::clone(&self.shared), self.w);
         shared.inflight.set(shared.inflight.get() + 1);
+        if measured {
+            shared.waiting.borrow_mut().push(p.intended);
+        }
         tokio::task::spawn_local(async move {
             // Waiting for a free stream slot is the h2 backlog: not sent yet.
             let ready = conn.send.ready().await;
             let sent = Instant::now();
+            if measured {
+                let mut waiting = shared.waiting.borrow_mut();
+                if let Some(i) = waiting.iter().position(|&t| t == p.intended) {
+                    waiting.swap_remove(i);
+                }
+            }
             {
                 let mut r = shared.r.borrow_mut();
                 r.gen.record_send(&w, p.intended, sent);
@@ -393,10 +386,46 @@ impl Driver<'_> {
             };
             conn.streams.set(conn.streams.get() - 1);
             if measured {
-                shared.r.borrow_mut().histos.record_client(p.intended, sent, Instant::now(), ok);
+                shared.r.borrow_mut().histos.record_answer(w.end, p.intended, sent, Instant::now(), ok);
             }
             shared.inflight.set(shared.inflight.get() - 1);
         });
+    }
+}
+
+/// The pacer's timerfd in this thread's tokio reactor.
+// Reason: `AsyncFd::register`, the replacement, is `unsafe` (this crate
+// forbids unsafe code); the I/O-safety hole `new` is deprecated for (the fd
+// closed while registered) cannot open here: the `AsyncFd` owns the pacer,
+// which owns the fd, and deregisters it before dropping it.
+#[allow(deprecated)]
+fn register(pacer: Pacer) -> std::io::Result<AsyncFd<Pacer>> {
+    AsyncFd::new(pacer)
+}
+
+/// Waits on the thread's timer until `t` (polling without blocking for the
+/// last [`super::pace::LEAD`], see [`Pacer`]); returns the time it got there.
+async fn wait(pacer: &mut AsyncFd<Pacer>, t: Instant) -> Instant {
+    /// Longest wait on the timer alone: the reactor is polled meanwhile.
+    const TICK: Duration = Duration::from_millis(5);
+    loop {
+        let now = Instant::now();
+        if now >= t {
+            return now;
+        }
+        match pacer.get_mut().timeout(Some(t), now, TICK) {
+            Ok(d) if d.is_zero() => tokio::task::yield_now().await,
+            Ok(_) => match pacer.readable_mut().await {
+                Ok(mut ready) => {
+                    ready.get_inner_mut().fired();
+                    ready.clear_ready();
+                }
+                Err(_) => tokio::task::yield_now().await,
+            },
+            // The timer cannot be armed: yield until due (late sends show
+            // in the lag).
+            Err(_) => tokio::task::yield_now().await,
+        }
     }
 }
 

@@ -17,13 +17,18 @@
 //! 2. wait at the start gate until every thread got there; the owner
 //!    fixes the window (none when no connection anywhere is up: an error);
 //! 3. run the loop: release due arrivals into the backlog, hand the
-//!    backlog to idle connections, wait on epoll. A *pacer* thread wakes
-//!    the loop (mio `Waker`) shortly before each arrival, and the loop
-//!    polls without blocking for the last [`EARLY`], so a request is sent
-//!    within microseconds of its intended time while the thread sleeps in
-//!    between (epoll's own timeout has millisecond resolution);
+//!    backlog to idle connections, wait on epoll. The thread paces itself
+//!    ([`pace`]): a timerfd in its own epoll wakes it shortly before each
+//!    arrival and it polls without blocking for the last [`pace::LEAD`],
+//!    so a request is sent within microseconds of its intended time, with
+//!    no other thread on the send path (epoll's own timeout has
+//!    millisecond resolution);
 //! 4. after the window, drain in-flight requests for the drain budget;
 //!    what is still in flight then is unfinished (a failed request).
+//!
+//! Every measured arrival is counted once: sent (then answered, failed or
+//! unfinished) or never sent (still waiting at `send_until`, for want of a
+//! connection or of time): `scheduled = sent + never_sent` in every run.
 //!
 //! Faults are counted, never hung on: a refused connection, a peer that
 //! closes mid-run (its in-flight request fails; later arrivals use the
@@ -33,31 +38,32 @@
 
 mod conn;
 pub(crate) mod h2;
+pub(crate) mod pace;
 pub(crate) mod proto;
+mod reference;
+
+pub use self::reference::{latency_floor, Floor};
 
 use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::os::fd::AsRawFd;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mio::{Events, Poll, Token, Waker};
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
 
 use self::conn::{Conn, ReadOutcome, State};
+use self::pace::Pacer;
 use self::proto::Protocol;
 use crate::cpu::CpuMeter;
-use crate::openloop::{
-    count_left, drain_budget, mix, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Request, Window,
-};
+use crate::openloop::{drain_budget, mix, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Request, Window};
 use crate::record::{Collector, Histos};
 use crate::rt::{pin_current, Counters};
 use crate::Error;
 
-/// The pacer wakes the loop this long before an arrival; the loop then
-/// polls without blocking until it is due.
-const EARLY: Duration = Duration::from_micros(50);
 /// Longest epoll wait: bounds how late the loop notices the end of the
 /// window or the drain deadline.
 const POLL_TICK: Duration = Duration::from_millis(5);
@@ -69,7 +75,7 @@ const MAX_PENDING_CONNECTS: usize = 64;
 const READ_CHUNK: usize = 64 * 1024;
 /// Readiness events handled per epoll wait.
 const EVENTS: usize = 1024;
-const WAKE: Token = Token(usize::MAX);
+const TIMER: Token = Token(usize::MAX);
 
 /// How to load one server.
 #[derive(Debug, Clone)]
@@ -250,7 +256,7 @@ pub(crate) fn run_clients<P: Protocol, C: Fn() + Sync, T>(
     run_client_threads(spec, at_measure_start, |index, gate| {
         // The client's CPU is not the runtime's.
         let _guest = meter.guest();
-        client_thread(spec, proto, base, gate, index, stall, meter)
+        client_thread(spec, proto, base, gate, index, stall)
     })
 }
 
@@ -304,15 +310,18 @@ fn client_thread<P: Protocol>(
     gate: &StartGate,
     index: usize,
     stall: &(impl Fn() + Sync),
-    meter: &CpuMeter,
 ) -> ThreadResult {
     pin_current(&spec.load.cores, index);
     let mut r = ThreadResult::new(spec.conns_of(index));
-    let setup = Poll::new().and_then(|poll| Waker::new(poll.registry(), WAKE).map(|w| (poll, w)));
-    let (mut poll, waker) = match setup {
+    let setup = Poll::new().and_then(|poll| {
+        let pacer = Pacer::new()?;
+        poll.registry().register(&mut SourceFd(&pacer.as_raw_fd()), TIMER, Interest::READABLE)?;
+        Ok((poll, pacer))
+    });
+    let (mut poll, mut pacer) = match setup {
         Ok(pw) => pw,
         Err(e) => {
-            r.first_error = Some(format!("creating the client's epoll instance: {e}"));
+            r.first_error = Some(format!("creating the client's epoll instance and timer: {e}"));
             gate.arrive(0);
             return r;
         }
@@ -321,40 +330,9 @@ fn client_thread<P: Protocol>(
     handshake(spec, proto, base, &mut poll, &mut conns, &mut r);
     let up = conns.iter().filter(|c| c.state == State::Idle).count();
     let Some(w) = gate.arrive(up) else { return r };
-    let stop = AtomicBool::new(false);
-    thread::scope(|s| {
-        let (spec, w, stop, waker) = (&spec, &w, &stop, &waker);
-        let pacer = thread::Builder::new().name(format!("wsbench-pacer-{index}")).spawn_scoped(s, move || {
-            let _guest = meter.guest();
-            pace(&spec.schedule_spec(), index, w, stop, waker)
-        });
-        if let Err(e) = pacer {
-            r.first_error = Some(format!("starting a pacer thread: {e}"));
-            return;
-        }
-        let mut lp = Loop { spec, proto, base, w, index, conns: &mut conns, r: &mut r, poll: &mut poll };
-        lp.run(stall);
-        // Relaxed: the pacer only needs to see it eventually.
-        stop.store(true, Ordering::Relaxed);
-    });
+    let mut lp = Loop { spec, proto, base, w: &w, index, conns: &mut conns, r: &mut r, poll: &mut poll };
+    lp.run(&mut pacer, stall);
     r
-}
-
-/// Wakes the loop [`EARLY`] before each arrival of thread `index`'s
-/// schedule (the loop computes the same schedule itself).
-fn pace(spec: &LoadSpec, index: usize, w: &Window, stop: &AtomicBool, waker: &Waker) {
-    let mut arrivals = schedule(spec, index);
-    loop {
-        let intended = w.start + Duration::from_nanos(arrivals.next_offset_ns());
-        // Relaxed: a flag read in a loop; nothing is published through it.
-        if intended >= w.end || stop.load(Ordering::Relaxed) {
-            return;
-        }
-        wait_until(intended.checked_sub(EARLY).unwrap_or(intended));
-        if waker.wake().is_err() {
-            return;
-        }
-    }
 }
 
 /// Step 1: connect and say hello on every connection of this thread.
@@ -461,48 +439,65 @@ struct Loop<'a, P> {
 }
 
 impl<P: Protocol> Loop<'_, P> {
-    fn run(&mut self, stall: &(impl Fn() + Sync)) {
+    fn run(&mut self, pacer: &mut Pacer, stall: &(impl Fn() + Sync)) {
+        let w = self.w;
         let mut arrivals = schedule(&self.spec.schedule_spec(), self.index);
         let step = self.spec.threads as u64;
         let mut id = self.index as u64;
-        let mut next = Some(self.w.start + Duration::from_nanos(arrivals.next_offset_ns()));
+        // The next arrival intended before `end`, counted as scheduled.
+        let mut take = |gen: &mut GenTotals| {
+            let t = w.start + Duration::from_nanos(arrivals.next_offset_ns());
+            (t < w.end).then(|| {
+                gen.schedule(w, t);
+                t
+            })
+        };
+        let mut next = take(&mut self.r.gen);
         let mut stall_pending = self.index == 0 && !self.spec.load.stall.is_zero();
         let mut backlog: VecDeque<Pending> = VecDeque::new();
         let mut idle: Vec<usize> = (0..self.conns.len()).filter(|&i| self.conns[i].state == State::Idle).collect();
         let mut live = idle.len();
-        let hard_deadline = self.w.send_until + drain_budget(&self.spec.load);
+        let hard_deadline = w.send_until + drain_budget(&self.spec.load);
         let mut events = Events::with_capacity(EVENTS);
         let mut scratch = vec![0; READ_CHUNK];
         loop {
             let now = Instant::now();
-            while let Some(t) = next.filter(|&t| t <= now) {
-                if now >= self.w.send_until {
-                    self.r.gen.skipped += 1 + backlog.len() as u64 + count_left(&mut arrivals, self.w);
-                    backlog.clear();
-                    next = None;
-                    break;
+            if now >= w.send_until && (next.is_some() || !backlog.is_empty()) {
+                // Too far behind: what is still waiting or scheduled will
+                // never be sent (counted, not dropped).
+                for p in backlog.drain(..) {
+                    self.r.gen.never_sent(w, p.intended);
                 }
-                if stall_pending && t >= self.w.midpoint {
+                while let Some(t) = next {
+                    self.r.gen.never_sent(w, t);
+                    next = take(&mut self.r.gen);
+                }
+            }
+            while let Some(t) = next.filter(|&t| t <= now) {
+                if stall_pending && t >= w.midpoint {
                     stall_pending = false;
                     stall();
                 }
                 backlog.push_back(Pending { id, intended: t });
                 id += step;
-                next = Some(self.w.start + Duration::from_nanos(arrivals.next_offset_ns())).filter(|&t| t < self.w.end);
+                next = take(&mut self.r.gen);
             }
             self.dispatch(&mut backlog, &mut idle, &mut live);
             let busy = live - idle.len();
-            if next.is_none() && backlog.is_empty() && busy == 0 {
+            // In-flight requests at the hard deadline stay unanswered:
+            // `into_output` counts them as unfinished (failed). Nothing can
+            // be waiting then (`send_until` came first).
+            if (next.is_none() && backlog.is_empty() && busy == 0) || now >= hard_deadline {
                 return;
             }
-            if now >= hard_deadline {
-                // In-flight requests stay unanswered: `into_output` counts
-                // them as unfinished (failed).
-                return;
-            }
-            let timeout = match next {
-                Some(t) if t.saturating_duration_since(now) <= EARLY => Duration::ZERO,
-                _ => POLL_TICK,
+            let timeout = match pacer.timeout(next, now, POLL_TICK) {
+                Ok(t) => t,
+                Err(e) => {
+                    // Paced by epoll's millisecond timeout instead: late
+                    // sends show in the lag, never hidden.
+                    self.r.first_error.get_or_insert(format!("arming the client's timer: {e}"));
+                    next.map_or(POLL_TICK, |t| t.saturating_duration_since(now).min(POLL_TICK))
+                }
             };
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() != io::ErrorKind::Interrupted {
@@ -511,7 +506,9 @@ impl<P: Protocol> Loop<'_, P> {
                 continue;
             }
             for ev in events.iter() {
-                if ev.token() != WAKE {
+                if ev.token() == TIMER {
+                    pacer.fired();
+                } else {
                     self.on_ready(ev.token().0, &mut idle, &mut live, &mut scratch);
                 }
             }
@@ -556,7 +553,7 @@ impl<P: Protocol> Loop<'_, P> {
         let c = &mut self.conns[i];
         if let Some(req) = c.inflight.take() {
             if req.measured {
-                self.r.histos.record_client(req.intended, req.sent, Instant::now(), false);
+                self.r.histos.record_answer(self.w.end, req.intended, req.sent, Instant::now(), false);
             }
         }
         c.kill(self.poll.registry());
@@ -587,7 +584,7 @@ impl<P: Protocol> Loop<'_, P> {
             ReadOutcome::Answered { ok } => {
                 let req = req.expect("an answered connection had a request in flight");
                 if req.measured {
-                    self.r.histos.record_client(req.intended, req.sent, Instant::now(), ok);
+                    self.r.histos.record_answer(self.w.end, req.intended, req.sent, Instant::now(), ok);
                 }
                 if c.state == State::Dead {
                     let why = c.dead_reason.take().unwrap_or_default();
