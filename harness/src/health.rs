@@ -35,6 +35,9 @@ pub fn judge(record: &mut RunRecord) -> Option<String> {
 /// it is one. Deadline misses are left out of the failed requests: the
 /// `timers` workload measures them on purpose (its `deadline_misses`).
 pub fn too_many_failures(record: &RunRecord) -> Option<String> {
+    // Not "none completed inside the window": a slow server answers a
+    // short window's requests in the drain, which is a measurement (of
+    // latency; its throughput is 0).
     if record.ops == Some(0) && record.failed.unwrap_or(0) == 0 {
         return Some(format!(
             "measured nothing: no request {} in the measured window (a longer --duration or a higher --rate \
@@ -108,6 +111,7 @@ mod tests {
         r.sent = Some(0);
         assert!(judge(&mut r).unwrap().contains("measured nothing: no request was sent"));
         assert_eq!((r.status, r.error.starts_with("measured nothing")), (Status::Failed, true));
+        assert!(too_many_failures(&record(0, 0, &[])).unwrap().contains("no request completed in the measured window"));
         let mut fine = record(10, 0, &[]);
         assert_eq!((judge(&mut fine), fine.status), (None, Status::Ok));
     }

@@ -26,6 +26,9 @@ pub struct CellSummary {
     pub throughput_per_s: Option<Summary>,
     /// Median measured offered rate (open loop).
     pub offered_per_s: Option<f64>,
+    /// Ok runs whose load generator fell behind its schedule: the cell's
+    /// offered rate is not the one asked, and it stays out of capacity.
+    pub slipped_runs: usize,
     /// Each latency statistic over ok runs, by label (`p99`, ...), in µs.
     pub latency_us: BTreeMap<&'static str, Summary>,
     /// Median of each counter over the runs that reported it; absent when
@@ -70,6 +73,7 @@ impl CellSummary {
             errors,
             throughput_per_s: Summary::of(&throughput),
             offered_per_s: (!offered.is_empty()).then(|| median(&offered)),
+            slipped_runs: ok.iter().filter(|r| r.schedule_slipped).count(),
             latency_us,
             counters,
             failed_request_fraction: failed_request_fraction(records),
@@ -86,6 +90,17 @@ impl CellSummary {
     /// offered rate.
     pub fn load_per_s(&self) -> Option<f64> {
         self.key.rate_per_s.map(|r| r as f64).or(self.offered_per_s)
+    }
+
+    /// The rate really offered: the measured one, else (no run measured
+    /// it) the one asked.
+    pub fn achieved_per_s(&self) -> Option<f64> {
+        self.offered_per_s.or(self.key.rate_per_s.map(|r| r as f64))
+    }
+
+    /// Whether every ok run's load generator kept its schedule.
+    pub fn kept_schedule(&self) -> bool {
+        self.slipped_runs == 0
     }
 }
 
@@ -170,6 +185,8 @@ pub struct Capacity {
     pub highest_measured_per_s: f64,
     /// Rates measured.
     pub points: usize,
+    /// Rates left out because their load generator fell behind.
+    pub behind: usize,
 }
 
 /// Capacity at `slo` for every series with a load axis.
@@ -177,8 +194,10 @@ pub fn capacities(cells: &[CellSummary], slo: &Slo) -> Vec<Capacity> {
     type Series = (String, usize, String, String, String);
     let mut order: Vec<Series> = Vec::new();
     let mut points: BTreeMap<Series, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut behind: BTreeMap<Series, usize> = BTreeMap::new();
+    // Achieved rates, over cells whose generator kept its schedule only.
     for c in cells {
-        let (Some(load), Some(value)) = (c.load_per_s(), c.latency(slo.metric)) else {
+        let (Some(load), Some(value)) = (c.achieved_per_s(), c.latency(slo.metric)) else {
             continue;
         };
         let series =
@@ -186,12 +205,18 @@ pub fn capacities(cells: &[CellSummary], slo: &Slo) -> Vec<Capacity> {
         if !points.contains_key(&series) {
             order.push(series.clone());
         }
-        points.entry(series).or_default().push((load, value.median));
+        let pts = points.entry(series.clone()).or_default();
+        if c.kept_schedule() {
+            pts.push((load, value.median));
+        } else {
+            *behind.entry(series).or_default() += 1;
+        }
     }
     order
         .into_iter()
         .map(|series| {
             let pts = &points[&series];
+            let behind = behind.get(&series).copied().unwrap_or(0);
             let (scheduler, workers, workload, knobs, params) = series;
             Capacity {
                 scheduler,
@@ -203,6 +228,7 @@ pub fn capacities(cells: &[CellSummary], slo: &Slo) -> Vec<Capacity> {
                 capacity_per_s: slo.capacity(pts),
                 highest_measured_per_s: pts.iter().map(|p| p.0).fold(0.0, f64::max),
                 points: pts.len(),
+                behind,
             }
         })
         .collect()
@@ -246,5 +272,24 @@ mod tests {
         let caps = capacities(&cells, &"p99<1ms".parse().unwrap());
         let a = caps.iter().find(|c| c.scheduler == "a").unwrap();
         assert_eq!((a.capacity_per_s, a.points), (Some(1000.0), 2));
+    }
+
+    /// Issue 26: capacity is read at the rates achieved, over rows whose
+    /// generator kept its schedule: a row asked 50M that offered 700k is
+    /// left out (and counted), the others count at their measured rate.
+    #[test]
+    fn capacity_uses_achieved_rates_of_rows_that_kept_their_schedule() {
+        let mut records = Vec::new();
+        for (rate, offered, slipped) in [(1000, 990.0, false), (2000, 1990.0, false), (50_000_000, 700_000.0, true)] {
+            let mut r = record("a", rate, 0, offered, 10.0);
+            (r.offered_per_s, r.schedule_slipped) = (Some(offered), slipped);
+            records.push(r);
+        }
+        let cells = summarise(&records);
+        assert_eq!((cells[2].slipped_runs, cells[2].kept_schedule()), (1, false));
+        assert_eq!(cells[2].achieved_per_s(), Some(700_000.0));
+        let caps = capacities(&cells, &"p99<1ms".parse().unwrap());
+        assert_eq!((caps[0].capacity_per_s, caps[0].points, caps[0].behind), (Some(1990.0), 2, 1));
+        assert_eq!(caps[0].highest_measured_per_s, 1990.0);
     }
 }

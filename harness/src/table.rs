@@ -96,6 +96,30 @@ fn non_empty_or_blank(text: &str) -> String {
     or_blank((!text.is_empty()).then(|| text.to_string()))
 }
 
+/// Asked and offered differ when they are more than this apart (relative).
+const ASKED_OFFERED_TOLERANCE: f64 = 0.01;
+/// Marks a row whose load generator fell behind its schedule.
+const BEHIND_MARK: &str = " behind";
+
+/// The measured offered rate, with the asked one beside it when they
+/// differ by more than 1 % (`1.25M of 2.00M`), marked when the load
+/// generator fell behind in a run.
+fn offered_cell(c: &CellSummary) -> String {
+    let asked = c.key.rate_per_s.map(|r| r as f64);
+    let mut text = match (c.offered_per_s, asked) {
+        (Some(o), Some(a)) if (o - a).abs() > ASKED_OFFERED_TOLERANCE * a => {
+            format!("{} of {}", format_count(o), format_count(a))
+        }
+        (Some(o), _) => format_count(o),
+        (None, Some(a)) => format_count(a),
+        (None, None) => return BLANK.to_string(),
+    };
+    if !c.kept_schedule() {
+        text.push_str(BEHIND_MARK);
+    }
+    text
+}
+
 /// One cell's row, in the column order of [`cells_table`].
 fn cell_row(c: &CellSummary, cells: &[CellSummary], baseline: &str, optional: &Optional) -> Vec<String> {
     let mut row = vec![c.key.scheduler.clone(), c.key.workers.to_string(), c.key.workload.clone()];
@@ -106,7 +130,7 @@ fn cell_row(c: &CellSummary, cells: &[CellSummary], baseline: &str, optional: &O
         row.push(non_empty_or_blank(&c.key.params));
     }
     if optional.load {
-        row.push(or_blank(c.load_per_s().map(format_count)));
+        row.push(offered_cell(c));
     }
     let thr = c.throughput_per_s.filter(|_| c.ok_runs > 0);
     row.push(or_blank(thr.map(|s| format_count(s.median))));
@@ -186,11 +210,17 @@ pub fn capacity_table(results: &Results) -> Option<Table> {
                 c.workers.to_string(),
                 c.workload.clone(),
                 if c.knobs.is_empty() { BLANK.to_string() } else { c.knobs.clone() },
-                c.capacity_per_s
-                    .map(|r| format!("{}/s", format_count(r)))
-                    .unwrap_or_else(|| "below lowest rate".to_string()),
-                format!("{}/s", format_count(c.highest_measured_per_s)),
-                c.points.to_string(),
+                match c.capacity_per_s {
+                    Some(r) => format!("{}/s", format_count(r)),
+                    None if c.points == 0 => "no rate kept its schedule".to_string(),
+                    None => "below lowest rate".to_string(),
+                },
+                if c.points == 0 { BLANK.to_string() } else { format!("{}/s", format_count(c.highest_measured_per_s)) },
+                if c.behind == 0 {
+                    c.points.to_string()
+                } else {
+                    format!("{} ({} behind, left out)", c.points, c.behind)
+                },
             ]
         })
         .collect();
@@ -231,6 +261,19 @@ pub fn legend(results: &Results) -> Vec<String> {
              requests or client connections is a failed run, and its latencies are left out of the medians",
             crate::health::MAX_FAILED_FRACTION * PERCENT
         ));
+    }
+    if results.cells.iter().any(|c| c.offered_per_s.is_some()) {
+        let behind = results.cells.iter().filter(|c| !c.kept_schedule()).count();
+        let mut line = "offered/s = requests sent per second in the measured window (median), `of` the asked \
+                        --rate when they differ by more than 1%"
+            .to_string();
+        if behind > 0 {
+            line.push_str(&format!(
+                "; `behind`: the load generator fell behind its schedule in a run ({behind} row(s)), its latencies \
+                 describe a lower load than asked, and capacity at an SLO leaves it out"
+            ));
+        }
+        lines.push(line);
     }
     if !results.cells.iter().any(|c| c.key.scheduler == results.settings.baseline_sched) {
         lines.push(format!(

@@ -412,8 +412,9 @@ fn faults_are_clear_errors() {
     let server = Server::start(&dir, &["--workload", "tcp-rpc"]);
     let args = ["load", "--target", &server.addr, "--duration", "200ms", "--warmup", "0s", "--rate", "100", "--quiet"];
     wsbench_in(&dir, &args).code(1).stdout_has(&["does not speak HTTP/1.1"]);
-    let (code, _) = server.stop();
-    assert_eq!(code, Some(0));
+    // It answered nothing: a row that measured nothing fails (issue 26).
+    let (code, stdout) = server.stop();
+    assert_eq!(code, Some(1), "{stdout}");
 }
 
 /// Does this machine's curl speak HTTP/2 (built with nghttp2)?
@@ -482,9 +483,11 @@ fn http2_serve_and_load() {
     load(&server.addr, "h1").code(1).stdout_has(&["does not speak HTTP/1.1"]);
     let h1 = Server::start(&dir, &["--workload", "http"]);
     load(&h1.addr, "h2").code(1).stdout_has(&["no HTTP/2 answer", "not serving proto=h2"]);
-    for s in [server, h1] {
+    // The h2 server answered the h2 load; the h1 one answered nothing, a
+    // row that measured nothing (issue 26).
+    for (s, want) in [(server, 0), (h1, 1)] {
         let (code, stdout) = s.stop();
-        assert_eq!(code, Some(0), "{stdout}");
+        assert_eq!(code, Some(want), "{stdout}");
     }
 }
 
@@ -564,4 +567,35 @@ fn http2_connect_storm_brings_every_connection_up() {
     );
     let (header, rows) = read_csv(&dir.join("serve.csv"));
     assert!(col(&header, &rows[0], "extras").contains(&format!("listen_backlog={backlog};")), "{:?}", rows[0]);
+}
+
+/// Issue 26: `load` and `serve` rows go through the same health check as
+/// `run`'s. Every 2nd request panicking is 50% failed: the load row and the
+/// server's row are failed, with the reason, and both exit 1; a load that
+/// measured nothing (`--duration 1ns`) is failed too.
+#[test]
+fn load_and_serve_rows_go_through_the_health_check() {
+    let dir = scratch("serve-health");
+    let server = Server::start(&dir, &["--workload", "http", "--csv", "serve.csv"]);
+    let base = ["load", "--target", &server.addr, "--rate", "200", "--param", "arrival=uniform", "--quiet"];
+    let half = [&base[..], &["--duration", "500ms", "--warmup", "0s", "--param", "panic-every=2", "--csv", "half.csv"]];
+    wsbench_in(&dir, &half.concat()).code(1).stdout_has(&["failed: too many failures", "(50.0%)"]);
+    let (header, rows) = read_csv(&dir.join("half.csv"));
+    let c = |name: &str| col(&header, &rows[0], name).to_string();
+    assert_eq!((c("status"), c("sent"), c("failed")), ("failed".into(), "100".into(), "50".into()));
+    assert!(c("extras").contains("scheduled=100") && c("extras").contains("never_sent=0"), "{}", c("extras"));
+    // The arrival at the window's start is in the 1 ms warm-up, the next
+    // one (5 ms) after the end: nothing is scheduled in the window.
+    let nothing = [&base[..], &["--duration", "1ns", "--warmup", "1ms", "--csv", "nothing.csv"]];
+    wsbench_in(&dir, &nothing.concat()).code(1).stdout_has(&["measured nothing"]);
+    let (header, rows) = read_csv(&dir.join("nothing.csv"));
+    assert_eq!(col(&header, &rows[0], "status"), "failed");
+    let (code, stdout) = server.stop();
+    assert_eq!(code, Some(1), "{stdout}");
+    let (header, rows) = read_csv(&dir.join("serve.csv"));
+    let c = |name: &str| col(&header, &rows[0], name).to_string();
+    // The server counts the warm-up request of the 1 ns load too (it
+    // cannot tell warm-up from measured): 51 answered well.
+    assert_eq!((c("status"), c("ops"), c("failed")), ("failed".into(), "51".into(), "50".into()));
+    assert!(c("error").contains("50 of 101 requests failed"), "{}", c("error"));
 }

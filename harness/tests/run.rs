@@ -308,7 +308,9 @@ fn rate_sweep_reports_capacity_at_the_slo() {
             SHORT,
         ]),
     );
-    run.ok().stdout_has(&["capacity at p99<10.000s", "400/s"]);
+    // Capacity is read at the achieved (measured) rates of the rows that
+    // kept their schedule, which the machine's load decides: not asserted.
+    run.ok().stdout_has(&["capacity at p99<10.000s"]);
     let (header, rows) = read_csv(&dir.join("r.csv"));
     let rates: Vec<&str> = rows.iter().map(|r| col(&header, r, "rate_per_s")).collect();
     assert_eq!(rates, ["200", "400"]);

@@ -30,7 +30,13 @@ fn main() -> ExitCode {
     match wsbench_workloads::client::latency_floor(addr, rate, Duration::from_secs_f64(secs)) {
         Ok(f) => {
             let us = |ns: u64| ns as f64 / 1e3;
-            println!("samples={} p50_us={:.1} p99_us={:.1} max_us={:.1}", f.samples, us(f.p50_ns), us(f.p99_ns), us(f.max_ns));
+            println!(
+                "samples={} p50_us={:.1} p99_us={:.1} max_us={:.1}",
+                f.samples,
+                us(f.p50_ns),
+                us(f.p99_ns),
+                us(f.max_ns)
+            );
             ExitCode::SUCCESS
         }
         Err(e) => {
