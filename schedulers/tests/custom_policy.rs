@@ -4,6 +4,7 @@
 //! shutdown all work for it.
 
 use std::collections::VecDeque;
+use std::future::Future as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -112,10 +113,27 @@ fn registered_policy_runs_tasks_wakes_timers_io_and_blocking() {
         for h in handles {
             sum += h.await.unwrap();
         }
-        // Timer wheel.
-        let t0 = std::time::Instant::now();
-        wsbench_schedulers::time::sleep(Duration::from_millis(20)).await;
-        assert!(t0.elapsed() >= Duration::from_millis(20));
+        // Timer wheel: a sleep pending at its first poll must fire from it
+        // (one already due then completes without a timer: a thread
+        // preempted past the deadline tries a longer one).
+        let mut nap = Duration::from_millis(20);
+        loop {
+            let t0 = std::time::Instant::now();
+            let mut s = wsbench_schedulers::time::sleep(nap);
+            let mut first = None;
+            std::future::poll_fn(|cx| {
+                let p = std::pin::Pin::new(&mut s).poll(cx);
+                first.get_or_insert(p.is_pending());
+                p
+            })
+            .await;
+            assert!(t0.elapsed() >= nap);
+            if first == Some(true) {
+                break;
+            }
+            assert!(nap < Duration::from_secs(10), "preempted past a {nap:?} sleep every time");
+            nap *= 4;
+        }
         // Blocking pool.
         let b = wsbench_schedulers::task::spawn_blocking(|| 7).await.unwrap();
         sum + b

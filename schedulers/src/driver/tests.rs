@@ -51,11 +51,26 @@ fn new_driver() -> Driver {
     Driver::new(DriverConfig::default()).expect("epoll").0
 }
 
+/// A sleep already due at its first poll completes without a timer, so
+/// the count is owed only when the first poll was pending: a thread
+/// preempted past the deadline before that poll tries a longer lead.
 #[test]
 fn sleep_never_completes_early_and_is_counted() {
     let mut driver = new_driver();
-    let deadline = Instant::now() + Duration::from_millis(3);
-    block_on(&mut driver, sleep_until(deadline));
+    let _ctx = enter_driver(driver.handle().clone());
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut lead = Duration::from_millis(3);
+    let (deadline, mut s) = loop {
+        let deadline = Instant::now() + lead;
+        let mut s = Box::pin(sleep_until(deadline));
+        if s.as_mut().poll(&mut cx).is_pending() {
+            break (deadline, s);
+        }
+        assert!(Instant::now() >= deadline, "a {lead:?} sleep was ready before its deadline");
+        assert!(lead < Duration::from_secs(10), "preempted past a {lead:?} lead every time");
+        lead *= 4;
+    };
+    block_on(&mut driver, s.as_mut());
     assert!(Instant::now() >= deadline);
     let m = driver.handle().metrics();
     assert_eq!(m.timers_fired, 1);
