@@ -66,6 +66,11 @@ pub mod tolerance {
     pub const LOOPBACK_OK_US: f64 = 50.0;
     /// ...unfit beyond this.
     pub const LOOPBACK_UNFIT_US: f64 = 500.0;
+    /// The load generator's p50 over the reference client's: ok up to this
+    /// many µs (issue 26's target)...
+    pub const BIAS_OK_US: f64 = 10.0;
+    /// ...unfit beyond this.
+    pub const BIAS_UNFIT_US: f64 = 50.0;
     /// Stolen CPU time over the calibration, as a share: ok below this...
     pub const STEAL_OK: f64 = 0.01;
     /// ...unfit from this on.
@@ -346,6 +351,108 @@ fn loopback() -> Check {
     }
 }
 
+/// The rate of the client-bias check (issue 26's benchmark target).
+const BIAS_RATE: f64 = 200.0;
+/// How long each client measures in the client-bias check.
+const BIAS_SPAN: Duration = Duration::from_secs(2);
+
+/// `wsbench load`'s p50 against the reference client's on one in-process
+/// `http` server (steal-half, 1 worker) at [`BIAS_RATE`]: what the load
+/// generator adds to every latency it reports.
+fn loadgen_bias() -> Check {
+    let tol = format!(
+        "load p50 - reference p50 ok up to {:.0} µs, unfit beyond {:.0} µs",
+        tolerance::BIAS_OK_US,
+        tolerance::BIAS_UNFIT_US
+    );
+    let failed = |why: String| Check {
+        check: "loadgen-bias".to_string(),
+        verdict: Verdict::Unfit,
+        figures: Vec::new(),
+        detail: format!("the client-bias check could not run: {why}"),
+        tolerance: tol.clone(),
+    };
+    match measure_bias() {
+        Ok((reference, load)) => {
+            let bias = load.0 - reference.0;
+            Check {
+                check: "loadgen-bias".to_string(),
+                verdict: Verdict::of(bias, tolerance::BIAS_OK_US, tolerance::BIAS_UNFIT_US),
+                figures: vec![
+                    fig("reference_p50_us", reference.0, "µs"),
+                    fig("reference_p99_us", reference.1, "µs"),
+                    fig("load_p50_us", load.0, "µs"),
+                    fig("load_p99_us", load.1, "µs"),
+                    fig("bias_p50_us", bias, "µs"),
+                ],
+                detail: format!(
+                    "at {BIAS_RATE:.0} req/s on one connection to an in-process http server (steal-half x1): \
+                     wsbench load p50 {:.1} µs, p99 {:.1} µs; the reference client (one thread, plain epoll) \
+                     p50 {:.1} µs, p99 {:.1} µs: the load generator adds {bias:+.1} µs",
+                    load.0, load.1, reference.0, reference.1
+                ),
+                tolerance: tol,
+            }
+        }
+        Err(e) => failed(format!("{e:#}")),
+    }
+}
+
+/// `((reference p50, p99), (load p50, p99))` in µs.
+fn measure_bias() -> Result<((f64, f64), (f64, f64))> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use wsbench_workloads::api::{RunOptions, RuntimeSpec, WorkloadSpec};
+    let rt = RuntimeSpec::parse("steal-half", 1).context("the server's runtime")?;
+    let spec = |params: &[(&str, &str)], rate| WorkloadSpec {
+        name: "http".to_string(),
+        params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        rate_per_s: rate,
+    };
+    let stop = AtomicBool::new(false);
+    let (bound_tx, bound_rx) = std::sync::mpsc::channel();
+    let server_rt = rt.clone();
+    let (stop, spec) = (&stop, &spec);
+    std::thread::scope(|scope| -> Result<_> {
+        let server = scope.spawn(move || {
+            let mut on_bound = move |a| {
+                let _ = bound_tx.send(a);
+            };
+            // Relaxed: a flag read in a poll loop; nothing is published with it.
+            let stopped = || stop.load(Ordering::Relaxed);
+            let until = wsbench_workloads::remote::Until {
+                stop: &stopped,
+                limit: Some(Duration::from_secs(120)),
+                on_bound: &mut on_bound,
+            };
+            wsbench_workloads::remote::serve(
+                &server_rt,
+                &spec(&[], None),
+                "127.0.0.1:0".parse().expect("address"),
+                until,
+            )
+        });
+        let measured = (|| -> Result<_> {
+            let addr = bound_rx.recv_timeout(Duration::from_secs(30)).context("the server did not start listening")?;
+            let reference =
+                wsbench_workloads::client::latency_floor(addr, BIAS_RATE, BIAS_SPAN).context("the reference client")?;
+            let us = |ns: u64| ns as f64 / 1e3;
+            let params = [("connections", "1"), ("client-threads", "1"), ("arrival", "uniform")];
+            let opts = RunOptions { duration: BIAS_SPAN, warmup: Duration::from_millis(200), seed: 1 };
+            let out = wsbench_workloads::remote::load(addr, &rt, &spec(&params, Some(BIAS_RATE)), &opts)
+                .context("wsbench load")?;
+            anyhow::ensure!(!out.latency_ns.is_empty(), "wsbench load recorded no latency");
+            let q = |p: f64| us(out.latency_ns.value_at_quantile(p));
+            Ok(((us(reference.p50_ns), us(reference.p99_ns)), (q(0.5), q(0.99))))
+        })();
+        // Relaxed: see above.
+        stop.store(true, Ordering::Relaxed);
+        let served = server.join().map_err(|_| anyhow::anyhow!("the server thread panicked"))?;
+        let figures = measured?;
+        served.context("the server")?;
+        Ok(figures)
+    })
+}
+
 fn steal(before: Option<(u64, u64)>, after: Option<(u64, u64)>, span: Duration) -> Check {
     let tol =
         format!("ok below {:.0}%, unfit from {:.0}%", tolerance::STEAL_OK * 100.0, tolerance::STEAL_UNFIT * 100.0);
@@ -411,7 +518,7 @@ pub struct Taken {
 pub fn measure(span: Duration, taken: Taken) -> Calibration {
     let started = Instant::now();
     let stat0 = read_proc_stat();
-    let mut checks = vec![spin_drift(span), cpu_meter(), park_unpark(), timer(), loopback()];
+    let mut checks = vec![spin_drift(span), cpu_meter(), park_unpark(), timer(), loopback(), loadgen_bias()];
     let stat1 = read_proc_stat();
     checks.push(steal(stat0, stat1, started.elapsed()));
     let findings = doctor::inspect(&Machine::this(), crate::config::allowed_cpus(), 1, Duration::ZERO);

@@ -7,12 +7,13 @@ mod common;
 
 use common::{scratch, wsbench_env};
 
-const CHECKS: [&str; 10] = [
+const CHECKS: [&str; 11] = [
     "spin-drift",
     "cpu-meter",
     "park-unpark",
     "timer",
     "loopback-floor",
+    "loadgen-bias",
     "steal",
     "governor",
     "cpuidle",
@@ -22,12 +23,13 @@ const CHECKS: [&str; 10] = [
 
 /// Checks whose figures are measured on every Linux machine (the others
 /// may be blank where the kernel does not say).
-const MEASURED: [(&str, &[&str]); 5] = [
+const MEASURED: [(&str, &[&str]); 6] = [
     ("spin-drift", &["calibrations", "median", "min", "max", "range_pct"]),
     ("cpu-meter", &["nominal_ms", "thread_clock_ms", "meter_ms", "meter_error_pct", "spin_error_pct"]),
     ("park-unpark", &["round_trip_us", "yield_us", "round_trip_per_yield"]),
     ("timer", &["late_p50_us", "late_p99_us", "late_max_us"]),
     ("loopback-floor", &["echo_p50_us", "echo_p99_us"]),
+    ("loadgen-bias", &["reference_p50_us", "reference_p99_us", "load_p50_us", "load_p99_us", "bias_p50_us"]),
 ];
 
 #[test]
