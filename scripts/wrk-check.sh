@@ -40,7 +40,7 @@ printf '%-12s %14s %14s %8s\n' connections wrk_req_per_s load_req_per_s ratio
 for c in "${conns[@]}"; do
     wrk_rps=$(wrk -t1 -c"$c" -d"${secs}s" "http://$addr/" | sed -n 's/^Requests\/sec: *//p')
     rm -f "$tmp/load.csv"
-    "$bin" load --target "$addr" --rate 200k --duration "${secs}s" --warmup 1s \
+    "$bin" load --target "$addr" --rate 200k --duration "${secs}s" --warmup 0s \
         --param connections="$c" --param client-threads=1 --csv "$tmp/load.csv" --quiet > "$tmp/load.out" 2>&1 || true
     load_rps=$(col "$tmp/load.csv" throughput_per_s)
     ratio=$(python3 -c "print(f'{float(\"$load_rps\") / float(\"$wrk_rps\"):.2f}')")

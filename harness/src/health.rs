@@ -35,16 +35,6 @@ pub fn judge(record: &mut RunRecord) -> Option<String> {
 /// it is one. Deadline misses are left out of the failed requests: the
 /// `timers` workload measures them on purpose (its `deadline_misses`).
 pub fn too_many_failures(record: &RunRecord) -> Option<String> {
-    // Not "none completed inside the window": a slow server answers a
-    // short window's requests in the drain, which is a measurement (of
-    // latency; its throughput is 0).
-    if record.ops == Some(0) && record.failed.unwrap_or(0) == 0 {
-        return Some(format!(
-            "measured nothing: no request {} in the measured window (a longer --duration or a higher --rate \
-             gives it requests to measure)",
-            if record.sent == Some(0) { "was sent" } else { "completed" }
-        ));
-    }
     let misses = extra(record, "deadline_misses").unwrap_or(0.0).max(0.0) as u64;
     // A benchmark sends no requests (failed is blank): nothing can fail.
     let failed = record.failed.unwrap_or(0).saturating_sub(misses);
@@ -68,6 +58,17 @@ pub fn too_many_failures(record: &RunRecord) -> Option<String> {
                 never / all * PERCENT
             ));
         }
+    }
+    // Not "none completed inside the window": a slow server answers a
+    // short window's requests in the drain, which is a measurement (of
+    // latency; its throughput is 0).
+    // Only when nothing else explains it (all never sent is a reason).
+    if reasons.is_empty() && record.ops == Some(0) && record.failed.unwrap_or(0) == 0 {
+        return Some(format!(
+            "measured nothing: no request {} in the measured window (a longer --duration or a higher --rate \
+             gives it requests to measure)",
+            if record.sent == Some(0) { "was sent" } else { "completed" }
+        ));
     }
     (!reasons.is_empty()).then(|| {
         format!(
@@ -112,6 +113,8 @@ mod tests {
         assert!(judge(&mut r).unwrap().contains("measured nothing: no request was sent"));
         assert_eq!((r.status, r.error.starts_with("measured nothing")), (Status::Failed, true));
         assert!(too_many_failures(&record(0, 0, &[])).unwrap().contains("no request completed in the measured window"));
+        let all_behind = record(0, 0, &[("scheduled", 100.0), ("never_sent", 100.0)]);
+        assert!(too_many_failures(&all_behind).unwrap().contains("100 of 100 scheduled requests never sent"));
         let mut fine = record(10, 0, &[]);
         assert_eq!((judge(&mut fine), fine.status), (None, Status::Ok));
     }

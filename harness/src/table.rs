@@ -111,7 +111,8 @@ fn offered_cell(c: &CellSummary) -> String {
             format!("{} of {}", format_count(o), format_count(a))
         }
         (Some(o), _) => format_count(o),
-        (None, Some(a)) => format_count(a),
+        // No ok run measured it: the asked rate only, never as if offered.
+        (None, Some(a)) => format!("{BLANK} of {}", format_count(a)),
         (None, None) => return BLANK.to_string(),
     };
     if !c.kept_schedule() {
