@@ -172,6 +172,11 @@ pub struct Report {
     pub base: String,
     /// Current file.
     pub current: String,
+    /// The base file's `timestamp` (the start of its invocation).
+    pub base_timestamp: String,
+    /// The current file's `timestamp`: `report` shows a comparison as a run
+    /// directory's only when this is its results.csv's.
+    pub current_timestamp: String,
     /// Effect-size floor (fraction).
     pub threshold: f64,
     /// Tail floor (fraction).
@@ -443,6 +448,8 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
     Report {
         base: base.path.display().to_string(),
         current: current.path.display().to_string(),
+        base_timestamp: base.timestamp.clone(),
+        current_timestamp: current.timestamp.clone(),
         threshold: floors.threshold,
         tail_threshold: floors.tail_threshold,
         alpha: floors.alpha,

@@ -104,6 +104,36 @@ fn self_contained(html: &str) {
     assert_eq!(urls, namespaces, "the page names a URL other than the SVG namespace");
 }
 
+/// The run directory's compare.json: garbage is an error naming it; one
+/// made from another run is not shown as this run's comparison.
+#[test]
+fn a_comparison_of_other_files_or_garbage_is_not_shown_as_this_runs() {
+    let dir = scratch("report-compare-json");
+    setup(&dir);
+    // sweep/compare.json is night19's (setup copies it): another run.
+    wsbench_in(&dir, &["report", "--db", "h.sqlite", "--run", "sweep", "--out", "other.html"]).ok();
+    let html = std::fs::read_to_string(dir.join("other.html")).unwrap();
+    assert!(
+        html.contains("it is not shown as this run&#39;s comparison")
+            || html.contains("it is not shown as this run's comparison"),
+        "{html}"
+    );
+    assert!(!html.contains("5 regressed</span>"), "night19's verdicts shown as the sweep's");
+    // Its own run: shown.
+    wsbench_in(&dir, &["report", "--db", "h.sqlite", "--run", "night19", "--out", "own.html"]).ok();
+    assert!(std::fs::read_to_string(dir.join("own.html")).unwrap().contains("5 regressed</span>"));
+    // Garbage, and a JSON that is not a comparison: errors naming the file.
+    for (text, why) in
+        [("{\"comparisons\": [", "is not valid JSON"), ("{\"a\": 1}\n", "is not a comparison written by")]
+    {
+        std::fs::write(dir.join("night19/compare.json"), text).unwrap();
+        wsbench_in(&dir, &["report", "--db", "h.sqlite", "--run", "night19", "--out", "bad.html"])
+            .code(2)
+            .stderr_has(&["night19/compare.json", why]);
+        assert!(!dir.join("bad.html").exists());
+    }
+}
+
 #[test]
 fn report_refuses_an_empty_history_and_a_bad_run_dir() {
     let dir = scratch("report-bad");

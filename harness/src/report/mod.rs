@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 use serde_json::Value;
 
 use crate::changepoint::Settings;
@@ -161,23 +161,62 @@ fn cell_text(cell: &Value) -> String {
     s
 }
 
-fn comparison_section(out: &mut String, run: Option<&RunDir>) {
+/// The run directory's `compare.json`: absent is said so; one that is not
+/// a comparison written by `wsbench compare --json` is an error naming it;
+/// one whose current side is another run than the directory's results.csv
+/// is not shown as its comparison, with a warning saying which it is.
+fn comparison_section(out: &mut String, run: Option<&RunDir>) -> Result<()> {
     let _ = writeln!(out, "<h2 id=\"comparison\">Newest comparison</h2>");
     let Some(run) = run else {
         out.push_str("<p>No run directory (give one with <code>--run DIR</code>).</p>\n");
-        return;
+        return Ok(());
     };
     let path = run.dir.join("compare.json");
-    let Some(json) =
-        crate::input::read_input(&path, "the comparison").ok().and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-    else {
+    if std::fs::symlink_metadata(&path).is_err() {
         let _ = writeln!(
             out,
             "<p>No comparison in <code>{}</code> (no baseline for this machine yet?).</p>",
             escape(&run.dir.display().to_string())
         );
-        return;
-    };
+        return Ok(());
+    }
+    let bytes = crate::input::read_input(&path, "the comparison")?;
+    let json: Value = serde_json::from_slice(&bytes).with_context(|| {
+        format!("`{}` is not valid JSON: not a comparison written by `wsbench compare --json`", path.display())
+    })?;
+    let by_wsbench = json.get("generator").and_then(Value::as_str).is_some_and(|g| g.starts_with("wsbench"));
+    ensure!(
+        by_wsbench && json["comparisons"].is_array() && json["counts"].is_object(),
+        "`{}` is not a comparison written by `wsbench compare --json` (no generator mark, `comparisons` or `counts`); \
+         remove it or write it again with `wsbench compare BASE {} --json {}`",
+        path.display(),
+        run.csv.display(),
+        path.display()
+    );
+    let this_run = load(&run.csv)?.timestamp;
+    match json.get("current_timestamp").and_then(Value::as_str) {
+        Some(ts) if ts == this_run => {}
+        Some(ts) => {
+            let _ = writeln!(
+                out,
+                "<p class=\"meta\">warning: <code>{}</code> compares <code>{}</code> (the run started {}), not this \
+                 directory's results.csv (the run started {}): it is not shown as this run's comparison.</p>",
+                escape(&path.display().to_string()),
+                escape(json["current"].as_str().unwrap_or("")),
+                escape(ts),
+                escape(&this_run)
+            );
+            return Ok(());
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "<p class=\"meta\">warning: <code>{}</code> was written by an older wsbench that did not record \
+                 which run it compares; it may not be this run's.</p>",
+                escape(&path.display().to_string())
+            );
+        }
+    }
     let count = |k: &str| json["counts"][k].as_u64().unwrap_or(0);
     let rows = json["comparisons"].as_array().cloned().unwrap_or_default();
     let _ = writeln!(
@@ -216,6 +255,7 @@ fn comparison_section(out: &mut String, run: Option<&RunDir>) {
     if rows.len() > COMPARISON_ROWS {
         let _ = writeln!(out, "<p class=\"meta\">{} more rows in compare.md.</p>", rows.len() - COMPARISON_ROWS);
     }
+    Ok(())
 }
 
 fn scaling_section(out: &mut String, run: Option<&RunDir>) -> Result<()> {
@@ -316,7 +356,7 @@ pub fn render(args: &ReportArgs) -> Result<String> {
          <a href=\"#scaling\">scaling</a> · <a href=\"#environment\">environment</a></p>"
     );
     change_points_section(&mut out, &detection);
-    comparison_section(&mut out, run.as_ref());
+    comparison_section(&mut out, run.as_ref())?;
     trends_section(&mut out, &series, &detection);
     scaling_section(&mut out, run.as_ref())?;
     environment_section(&mut out, run.as_ref(), &runs);
