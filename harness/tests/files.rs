@@ -9,32 +9,7 @@ use std::os::unix::fs::{symlink, FileTypeExt};
 use std::path::Path;
 use std::process::Command;
 
-use common::{read_csv, scratch, wsbench_in};
-
-/// One quick cell: steal-half, 1 worker, a small yield-many.
-const QUICK: &[&str] = &[
-    "--sched",
-    "steal-half",
-    "--workers",
-    "1",
-    "--workload",
-    "yield-many",
-    "--param",
-    "tasks=10",
-    "--param",
-    "yields=20",
-    "--duration",
-    "20ms",
-    "--warmup",
-    "0",
-    "--runs",
-    "1",
-    "-q",
-];
-
-fn quick<'a>(extra: &[&'a str]) -> Vec<&'a str> {
-    QUICK.iter().chain(extra).copied().collect()
-}
+use common::{quick, read_csv, scratch, wsbench_in};
 
 fn entries(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> =

@@ -12,32 +12,7 @@ use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::Command;
 
-use common::{col, read_csv, scratch, wsbench_env, wsbench_in};
-
-/// One quick cell: steal-half, 1 worker, a small yield-many.
-const QUICK: &[&str] = &[
-    "--sched",
-    "steal-half",
-    "--workers",
-    "1",
-    "--workload",
-    "yield-many",
-    "--param",
-    "tasks=10",
-    "--param",
-    "yields=20",
-    "--duration",
-    "20ms",
-    "--warmup",
-    "0",
-    "--runs",
-    "1",
-    "-q",
-];
-
-fn quick<'a>(extra: &[&'a str]) -> Vec<&'a str> {
-    QUICK.iter().chain(extra).copied().collect()
-}
+use common::{col, quick, read_csv, scratch, wsbench_env, wsbench_in, QUICK};
 
 fn mkfifo(path: &Path) {
     let status = Command::new("mkfifo").arg(path).status().expect("run mkfifo");

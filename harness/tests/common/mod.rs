@@ -127,3 +127,29 @@ pub fn col<'a>(header: &[String], row: &'a [String], column: &str) -> &'a str {
     let i = header.iter().position(|h| h == column).unwrap_or_else(|| panic!("no column `{column}` in {header:?}"));
     &row[i]
 }
+
+/// One quick cell: steal-half, 1 worker, a small yield-many, 1 run, quiet.
+pub const QUICK: &[&str] = &[
+    "--sched",
+    "steal-half",
+    "--workers",
+    "1",
+    "--workload",
+    "yield-many",
+    "--param",
+    "tasks=10",
+    "--param",
+    "yields=20",
+    "--duration",
+    "20ms",
+    "--warmup",
+    "0",
+    "--runs",
+    "1",
+    "-q",
+];
+
+/// [`QUICK`] followed by `extra`.
+pub fn quick<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    QUICK.iter().chain(extra).copied().collect()
+}
