@@ -156,13 +156,6 @@ pub struct Calibration {
     pub checks: Vec<Check>,
 }
 
-impl Calibration {
-    /// A figure of a check, when measured.
-    pub fn figure(&self, check: &str, name: &str) -> Option<f64> {
-        self.checks.iter().find(|c| c.check == check)?.figures.iter().find(|f| f.name == name).map(|f| f.value)
-    }
-}
-
 /// Seconds stolen and in total from the `cpu` line of `/proc/stat`.
 pub fn parse_proc_stat(text: &str) -> Option<(u64, u64)> {
     let line = text.lines().find(|l| l.starts_with("cpu "))?;
@@ -182,7 +175,7 @@ fn spin_drift(span: Duration) -> Check {
     let mut sorted = rates.clone();
     sorted.sort_by(f64::total_cmp);
     let (min, max) = (sorted[0], sorted[sorted.len() - 1]);
-    let median = sorted[sorted.len() / 2];
+    let median = crate::stats::median_sorted(&sorted);
     let range = (max - min) / median;
     Check {
         check: "spin-drift".to_string(),

@@ -532,14 +532,13 @@ pub const SPIN_RATE_TOLERANCE: f64 = 0.10;
 
 /// The median of an extra over a file's rows that have it.
 fn median_extra(file: &ResultsFile, name: &str) -> Option<f64> {
-    let mut v: Vec<f64> = file
+    let v: Vec<f64> = file
         .records
         .iter()
         .filter_map(|r| r.extras.iter().find(|(k, _)| k == name).map(|(_, v)| *v))
         .filter(|v| v.is_finite())
         .collect();
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().filter(|_| !v.is_empty())
+    (!v.is_empty()).then(|| crate::stats::median(&v))
 }
 
 /// Warnings from the instruments' own figures in the rows: the spin
@@ -781,5 +780,55 @@ fn nothing_compared(base: &ResultsFile, current: &ResultsFile, report: &Report) 
             base.path.display(),
             current.path.display()
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{CellKey, RunRecord};
+
+    fn file(extras: &[&[(&str, f64)]]) -> ResultsFile {
+        let records = extras
+            .iter()
+            .enumerate()
+            .map(|(run, e)| {
+                let mut r = RunRecord::failed(CellKey::plain("steal-half", 1, "http"), run, String::new());
+                r.extras = e.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+                r
+            })
+            .collect();
+        ResultsFile {
+            path: "f.csv".into(),
+            schema_version: crate::record::SCHEMA_VERSION,
+            timestamp: "2026-12-02T00:00:00Z".to_string(),
+            host: "h".to_string(),
+            cpu_model: "c".to_string(),
+            logical_cpus: Some(2),
+            git_sha: "s".to_string(),
+            records,
+        }
+    }
+
+    #[test]
+    fn spin_calibrations_beyond_the_tolerance_are_warned_about() {
+        let base = file(&[&[("spin_iters_per_ns", 0.50)], &[("spin_iters_per_ns", 0.52)], &[]]);
+        let near = file(&[&[("spin_iters_per_ns", 0.55)]]);
+        assert!(calibration_warnings(&base, &near).is_empty(), "+7.8% is within 10%");
+        let far = file(&[&[("spin_iters_per_ns", 0.60)], &[("spin_iters_per_ns", 0.61)]]);
+        let w = calibration_warnings(&base, &far);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("base 0.5100, current 0.6050") && w[0].contains("+18.6%"), "{w:?}");
+        let old = file(&[&[("queue_wait", 1.0)]]);
+        assert!(calibration_warnings(&base, &old).is_empty(), "files without the figure: nothing to hold");
+    }
+
+    #[test]
+    fn drifted_runs_are_counted_per_side() {
+        let base = file(&[&[("spin_drift", 0.02)], &[("spin_drift", -0.15)], &[("spin_drift", 0.11)]]);
+        let current = file(&[&[("spin_drift", 0.10)]]);
+        let w = calibration_warnings(&base, &current);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].starts_with("2 of 3 base runs drifted beyond 10%"), "{w:?}");
     }
 }
