@@ -1,8 +1,14 @@
 //! Drawing one line chart with plotters, to SVG and PNG. Each series is
-//! exactly one polyline of stroke width [`LINE_WIDTH_PX`] (plus circle
-//! markers and, when the runs spread, a translucent min..max band); axes
-//! and ticks are thinner and legend entries are rectangles, so a reader of
-//! the SVG can count series by their polylines.
+//! exactly one polyline of stroke width [`LINE_WIDTH_PX`] (plus markers of
+//! its own shape and, when the runs spread, a translucent min..max band);
+//! axes and ticks are thinner and legend entries are rectangles, so a
+//! reader of the SVG can count series by their polylines.
+//!
+//! The legend has a column of its own right of the plot, so it never covers
+//! data, however many series there are. A series is told apart by its
+//! colour and its marker shape together ([`style`]): colours that are close
+//! in the palette get different shapes, and slots beyond the palette reuse
+//! a colour with another shape.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -27,22 +33,23 @@ const X_LABEL_AREA_PX: u32 = 45;
 const Y_LABEL_AREA_PX: u32 = 80;
 /// Stroke width of series lines (axes and grid use 1).
 pub const LINE_WIDTH_PX: u32 = 2;
-const MARKER_RADIUS_PX: u32 = 3;
+const MARKER_RADIUS_PX: u32 = 4;
 /// Caption text opacity and its offset from the top of its band.
 const CAPTION_ALPHA: f64 = 0.7;
 const CAPTION_TOP_PX: i32 = 4;
 /// Legend swatch: width and half height.
 const LEGEND_SWATCH_PX: (i32, i32) = (16, 4);
-/// Opacity of the legend's background over the lines.
-const LEGEND_BACKGROUND_ALPHA: f64 = 0.85;
+/// Legend column: gap between swatch and text, and the height of a row.
+const LEGEND_GAP_PX: i32 = 6;
+const LEGEND_ROW_PX: i32 = 22;
+/// At most this many markers on a dense curve (one without a marker at
+/// every point), evenly spaced, so its shape can still be seen.
+const DENSE_MARKERS: usize = 8;
 /// Opacity of the min..max band.
 const BAND_ALPHA: f64 = 0.08;
 /// Axis padding on log axes (multiplicative) and linear ones (fraction).
 const LOG_PAD: f64 = 1.25;
 const LINEAR_PAD: f64 = 0.08;
-/// Free space above the data per legend row, as a fraction of the axis
-/// span, so the legend (upper left) does not cover the lines.
-const LEGEND_ROW_HEADROOM: f64 = 0.06;
 /// Upper bound of tick labels on an axis.
 const MAX_TICKS: usize = 12;
 /// The largest magnitude a chart draws (1e15 µs is 31 years; 1e15/s is
@@ -79,6 +86,63 @@ const PALETTE: [(u8, u8, u8); 10] = [
     (0xbc, 0xbd, 0x22),
     (0x17, 0xbe, 0xcf),
 ];
+
+/// Marker shapes, cycled with the palette.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Circle,
+    Triangle,
+    Square,
+    Cross,
+    Ring,
+}
+
+const SHAPES: [Shape; 5] = [Shape::Circle, Shape::Triangle, Shape::Square, Shape::Cross, Shape::Ring];
+
+/// The shape of each palette colour (an index into [`SHAPES`]), two of
+/// each, chosen so that no two colours closer than 150 in RGB (blue and
+/// cyan, purple and grey, brown and grey, orange and olive...) share one.
+const SHAPE_OF_COLOUR: [usize; 10] = [0, 0, 1, 2, 1, 3, 3, 2, 4, 4];
+
+/// The colour and marker shape of a colour slot. Slots beyond the palette
+/// (`i + 10`) reuse a colour with the next shape, so the first 50 slots are
+/// all distinct.
+fn style(slot: usize) -> (RGBColor, Shape) {
+    let colour = slot % PALETTE.len();
+    let (r, g, b) = PALETTE[colour];
+    (RGBColor(r, g, b), SHAPES[(SHAPE_OF_COLOUR[colour] + slot / PALETTE.len()) % SHAPES.len()])
+}
+
+/// Draws the marker `$shape` at `$at` (in the target's coordinates) in
+/// `$color`, binding it to `$e` for `$draw`.
+macro_rules! with_marker {
+    ($shape:expr, $at:expr, $color:expr, |$e:ident| $draw:expr) => {{
+        let r = MARKER_RADIUS_PX as i32;
+        let (at, color) = ($at, $color);
+        match $shape {
+            Shape::Circle => {
+                let $e = Circle::new(at, r, color.filled());
+                $draw
+            }
+            Shape::Triangle => {
+                let $e = TriangleMarker::new(at, r + 1, color.filled());
+                $draw
+            }
+            Shape::Square => {
+                let $e = EmptyElement::at(at) + Rectangle::new([(-r, -r), (r, r)], color.filled());
+                $draw
+            }
+            Shape::Cross => {
+                let $e = Cross::new(at, r + 1, color.stroke_width(LINE_WIDTH_PX));
+                $draw
+            }
+            Shape::Ring => {
+                let $e = Circle::new(at, r + 1, color.stroke_width(LINE_WIDTH_PX));
+                $draw
+            }
+        }
+    }};
+}
 
 /// One line.
 #[derive(Debug, Clone)]
@@ -148,8 +212,7 @@ pub fn register_embedded_font() -> Result<()> {
 }
 
 /// The axis range of `values`: padded, from zero on linear axes, and with
-/// `headroom` (a fraction of the axis span) added on top, where the legend
-/// goes.
+/// `headroom` (a fraction of the axis span) added on top.
 fn bounds(values: impl Iterator<Item = f64>, scale: Scale, headroom: f64) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in values.filter(|v| v.is_finite() && (scale == Scale::Linear || *v > 0.0)) {
@@ -304,10 +367,11 @@ where
             (MARGIN_PX as i32, CAPTION_TOP_PX),
         )
         .map_err(|e| anyhow!("{e}"))?;
+    let plot_area = plot_area.titled(&chart.title, (FONT, TITLE_PX)).map_err(|e| anyhow!("{e}"))?;
+    let plot_area = legend(&plot_area, chart)?;
     let all = || chart.series.iter().flat_map(|s| s.points.iter());
     let (x0, x1) = bounds(all().map(|p| p.x), chart.x_scale, 0.0);
-    let headroom = LEGEND_ROW_HEADROOM * chart.series.len() as f64;
-    let (y0, y1) = bounds(all().flat_map(|p| [p.y, p.lo, p.hi]), chart.y_scale, headroom);
+    let (y0, y1) = bounds(all().flat_map(|p| [p.y, p.lo, p.hi]), chart.y_scale, 0.0);
     let x_keys = || log_key_points(x0, x1, chart.x_ticks, all().map(|p| p.x));
     let y_keys = || log_key_points(y0, y1, chart.y_ticks, all().map(|p| p.y));
     match (chart.x_scale, chart.y_scale) {
@@ -327,8 +391,48 @@ where
     }
 }
 
-/// Draws every series of `chart`: band, line (with its legend entry) and
-/// markers.
+/// Draws the legend in a column at the right of `area`, one row per
+/// series (swatch, marker and name), and returns the rest of `area` for the
+/// plot, so the legend never covers data.
+fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<DrawingArea<DB, Shift>>
+where
+    DB::ErrorType: 'static,
+{
+    if chart.series.is_empty() {
+        return Ok(area.clone());
+    }
+    let font: TextStyle = (FONT, LABEL_PX).into();
+    let mut text_px = 0;
+    for s in &chart.series {
+        let (w, _) = area.estimate_text_size(&s.name, &font).map_err(|e| anyhow!("{e}"))?;
+        text_px = text_px.max(w as i32);
+    }
+    let column = LEGEND_SWATCH_PX.0 + LEGEND_GAP_PX + text_px + 2 * MARGIN_PX as i32;
+    let (width, _) = area.dim_in_pixel();
+    let split = (width as i32 - column).max(width as i32 / 2);
+    let (plot, column) = area.split_horizontally(split);
+    for (row, s) in chart.series.iter().enumerate() {
+        let (color, shape) = style(s.color_slot);
+        let color = color.to_rgba();
+        let y = MARGIN_PX as i32 + LEGEND_ROW_PX * row as i32 + LEGEND_ROW_PX / 2;
+        let x = MARGIN_PX as i32 / 2;
+        column
+            .draw(&Rectangle::new(
+                [(x, y - LEGEND_SWATCH_PX.1 / 2), (x + LEGEND_SWATCH_PX.0, y + LEGEND_SWATCH_PX.1 / 2)],
+                color.filled(),
+            ))
+            .map_err(|e| anyhow!("{e}"))?;
+        with_marker!(shape, (x + LEGEND_SWATCH_PX.0 / 2, y), color, |e| column.draw(&e)).map_err(|e| anyhow!("{e}"))?;
+        let text_y = y - LABEL_PX as i32 / 2;
+        column
+            .draw_text(&s.name, &font.color(&BLACK), (x + LEGEND_SWATCH_PX.0 + LEGEND_GAP_PX, text_y))
+            .map_err(|e| anyhow!("{e}"))?;
+    }
+    Ok(plot)
+}
+
+/// Draws every series of `chart`: band, line and markers (at every point,
+/// or at [`DENSE_MARKERS`] evenly spaced ones on a dense curve).
 fn draw_lines<'a, DB, CT>(ctx: &mut ChartContext<'a, DB, CT>, chart: &Chart) -> Result<()>
 where
     DB: DrawingBackend + 'a,
@@ -336,8 +440,8 @@ where
     CT: CoordTranslate<From = (f64, f64)>,
 {
     for s in &chart.series {
-        let (r, g, b) = PALETTE[s.color_slot % PALETTE.len()];
-        let color = RGBColor(r, g, b).to_rgba();
+        let (color, shape) = style(s.color_slot);
+        let color = color.to_rgba();
         let spread = s.points.iter().any(|p| p.hi > p.lo);
         if spread && s.points.len() > 1 {
             let band: Vec<(f64, f64)> =
@@ -346,16 +450,10 @@ where
                 .map_err(|e| anyhow!("{e}"))?;
         }
         ctx.draw_series(LineSeries::new(s.points.iter().map(|p| (p.x, p.y)), color.stroke_width(LINE_WIDTH_PX)))
-            .map_err(|e| anyhow!("{e}"))?
-            .label(&s.name)
-            .legend(move |(x, y)| {
-                Rectangle::new(
-                    [(x, y - LEGEND_SWATCH_PX.1), (x + LEGEND_SWATCH_PX.0, y + LEGEND_SWATCH_PX.1)],
-                    color.filled(),
-                )
-            });
-        if chart.markers || s.points.len() == 1 {
-            ctx.draw_series(s.points.iter().map(|p| Circle::new((p.x, p.y), MARKER_RADIUS_PX, color.filled())))
+            .map_err(|e| anyhow!("{e}"))?;
+        let step = if chart.markers { 1 } else { s.points.len().div_ceil(DENSE_MARKERS).max(1) };
+        for p in s.points.iter().step_by(step) {
+            with_marker!(shape, (p.x, p.y), color, |e| ctx.draw_series(std::iter::once(e)))
                 .map_err(|e| anyhow!("{e}"))?;
         }
     }
@@ -372,7 +470,6 @@ where
     Y::CoordDescType: ValueFormatter<f64>,
 {
     let mut ctx = ChartBuilder::on(area)
-        .caption(&chart.title, (FONT, TITLE_PX))
         .margin(MARGIN_PX)
         .x_label_area_size(X_LABEL_AREA_PX)
         .y_label_area_size(Y_LABEL_AREA_PX)
@@ -398,13 +495,6 @@ where
         .draw()
         .map_err(|e| anyhow!("{e}"))?;
     draw_lines(&mut ctx, chart)?;
-    ctx.configure_series_labels()
-        .background_style(WHITE.mix(LEGEND_BACKGROUND_ALPHA))
-        .border_style(BLACK)
-        .label_font((FONT, LABEL_PX))
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .map_err(|e| anyhow!("{e}"))?;
     area.present().map_err(|e| anyhow!("{e}"))?;
     Ok(())
 }
@@ -439,6 +529,102 @@ pub fn write(dir: &Path, stem: &str, chart: &Chart, size: (u32, u32)) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ten_series(markers: bool) -> Chart {
+        let series = (0..10)
+            .map(|i| Series {
+                name: format!("series-{i}"),
+                color_slot: i,
+                points: (0..40)
+                    .map(|k| {
+                        let y = 100.0 + (k * (i + 1)) as f64;
+                        Point { x: 1.0 + k as f64, y, lo: y, hi: y }
+                    })
+                    .collect(),
+            })
+            .collect();
+        Chart {
+            title: "ten".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            x_ticks: Ticks::Number,
+            y_ticks: Ticks::Number,
+            series,
+            markers,
+            caption: String::new(),
+        }
+    }
+
+    /// The numbers in `attr="..."` of every `<tag` element of `svg`.
+    fn attr_numbers(svg: &str, tag: &str, attr: &str) -> Vec<f64> {
+        svg.split(&format!("<{tag} "))
+            .skip(1)
+            .filter_map(|e| {
+                let head = e.split('>').next()?;
+                let value = head.split(&format!("{attr}=\"")).nth(1)?.split('"').next()?;
+                Some(value.split([' ', ',']).filter_map(|v| v.parse::<f64>().ok()).collect::<Vec<_>>())
+            })
+            .flatten()
+            .collect()
+    }
+
+    #[test]
+    fn the_legend_is_right_of_every_line() {
+        // Before: the legend sat at the upper left, over the lines' first
+        // points. Now every legend label starts right of every drawn point.
+        register_embedded_font().unwrap();
+        for markers in [true, false] {
+            let svg = svg(&ten_series(markers), (800, 500)).unwrap();
+            let rightmost_line =
+                attr_numbers(&svg, "polyline", "points").chunks(2).map(|xy| xy[0]).fold(f64::NEG_INFINITY, f64::max);
+            let labels: Vec<f64> = svg
+                .split("<text ")
+                .skip(1)
+                .filter(|t| t.contains("series-"))
+                .filter_map(|t| t.split("x=\"").nth(1)?.split('"').next()?.parse().ok())
+                .collect();
+            assert_eq!(labels.len(), 10, "one legend label per series");
+            assert!(rightmost_line.is_finite());
+            for x in labels {
+                assert!(x > rightmost_line, "legend label at x {x} overlaps a line reaching x {rightmost_line}");
+            }
+        }
+    }
+
+    #[test]
+    fn close_colours_get_different_shapes_and_no_two_slots_look_alike() {
+        let distance = |a: RGBColor, b: RGBColor| {
+            let d = |x: u8, y: u8| (f64::from(x) - f64::from(y)).powi(2);
+            (d(a.0, b.0) + d(a.1, b.1) + d(a.2, b.2)).sqrt()
+        };
+        // Pairs of the palette this close (blue/cyan, grey/olive, red/brown,
+        // green/olive...) are hard to tell apart as thin lines.
+        const CLOSE: f64 = 150.0;
+        let mut close_pairs = 0;
+        for i in 0..50 {
+            for j in (i + 1)..50 {
+                let ((ci, si), (cj, sj)) = (style(i), style(j));
+                assert!(ci != cj || si != sj, "slots {i} and {j} share colour and shape");
+                if i < 10 && j < 10 && distance(ci, cj) < CLOSE {
+                    close_pairs += 1;
+                    assert_ne!(si, sj, "slots {i} and {j} have close colours and the same shape");
+                }
+            }
+        }
+        assert!(close_pairs > 0, "the check saw close pairs");
+    }
+
+    #[test]
+    fn dense_curves_still_show_their_shape() {
+        register_embedded_font().unwrap();
+        let svg = svg(&ten_series(false), (800, 500)).unwrap();
+        // Slots 2 and 4 are triangles (polygons): a few per series on the
+        // plot, and one in the legend each.
+        let polygons = svg.matches("<polygon").count();
+        assert!(polygons >= 2 * 2 && polygons <= 2 * (DENSE_MARKERS + 1) + 2, "{polygons} triangles");
+    }
 
     #[test]
     fn latency_ticks_drop_trailing_zeros() {
