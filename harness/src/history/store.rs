@@ -191,6 +191,147 @@ pub struct SeriesSample {
     pub values: Vec<f64>,
 }
 
+/// The most logical CPUs a run's row may name (far beyond any machine).
+const MAX_LOGICAL_CPUS: i64 = 1 << 20;
+
+/// One rule of [`check_contents`]: in `table`, a row whose `column` makes
+/// `bad` (an SQL condition) true is damage; `allowed` says what may be
+/// there, for the message; `since` is the schema version that has it.
+struct Rule {
+    table: &'static str,
+    column: &'static str,
+    bad: String,
+    allowed: String,
+    since: i64,
+}
+
+fn rule(table: &'static str, column: &'static str, bad: impl Into<String>, allowed: impl Into<String>) -> Rule {
+    Rule { table, column, bad: bad.into(), allowed: allowed.into(), since: 1 }
+}
+
+/// A text column that must hold text (SQLite stores any type anywhere).
+fn text(table: &'static str, column: &'static str) -> Rule {
+    rule(table, column, format!("typeof({column}) <> 'text'"), "text")
+}
+
+/// A text column that must hold non-empty text.
+fn named(table: &'static str, column: &'static str) -> Rule {
+    rule(table, column, format!("typeof({column}) <> 'text' OR {column} = ''"), "non-empty text")
+}
+
+/// The checks of every value the readers take from the history, in one
+/// place: every command that opens a history (`history add`, `list`,
+/// `detect`, `report`) goes through [`check_contents`].
+fn rules() -> Vec<Rule> {
+    let workers = wsbench_schedulers::MAX_WORKERS;
+    vec![
+        text("runs", "git_sha"),
+        rule("runs", "run_time", "typeof(run_time) <> 'text'", "an RFC 3339 time in UTC"),
+        text("runs", "host"),
+        text("runs", "cpu_model"),
+        rule(
+            "runs",
+            "logical_cpus",
+            format!("typeof(logical_cpus) <> 'integer' OR logical_cpus < 1 OR logical_cpus > {MAX_LOGICAL_CPUS}"),
+            "a whole number, 1 or more",
+        ),
+        rule(
+            "runs",
+            "csv_schema",
+            "typeof(csv_schema) <> 'integer' OR csv_schema < 1 OR csv_schema > 4294967295",
+            "a CSV schema version, 1 or more",
+        ),
+        text("runs", "source"),
+        Rule {
+            since: 2,
+            ..rule(
+                "runs",
+                "environment",
+                "environment IS NOT NULL AND (typeof(environment) <> 'text' OR NOT json_valid(environment))",
+                "empty or a JSON document",
+            )
+        },
+        Rule {
+            since: 3,
+            ..rule("runs", "ab_side", "ab_side IS NOT '' AND ab_side IS NOT 'base' AND ab_side IS NOT 'current'", "'', base or current")
+        },
+        named("cells", "scheduler"),
+        rule(
+            "cells",
+            "workers",
+            format!("typeof(workers) <> 'integer' OR workers < 1 OR workers > {workers}"),
+            format!("a worker count in 1..={workers}"),
+        ),
+        named("cells", "workload"),
+        text("cells", "knobs"),
+        text("cells", "params"),
+        rule(
+            "cells",
+            "rate_per_s",
+            "rate_per_s IS NOT NULL AND (typeof(rate_per_s) <> 'integer' OR rate_per_s < 1)",
+            "empty or a whole rate, 1 or more",
+        ),
+        rule("repetitions", "rep", "typeof(rep) <> 'integer' OR rep < 0", "a whole number, 0 or more"),
+        rule("repetitions", "status", "status IS NOT 'ok' AND status IS NOT 'failed'", "ok or failed"),
+        text("repetitions", "error"),
+        named("samples", "metric"),
+        rule(
+            "samples",
+            "value",
+            "typeof(value) NOT IN ('real', 'integer') OR value > 1.7976931348623157e308 OR value < -1.7976931348623157e308",
+            "a finite number",
+        ),
+    ]
+}
+
+/// Refuses a damaged history, naming the first damage found: a file whose
+/// pages do not hold together (`PRAGMA quick_check`: a cut or overwritten
+/// file), a row that points at no run or cell (`PRAGMA foreign_key_check`),
+/// or a value outside what wsbench writes ([`rules`]: a text where a count
+/// belongs, a worker count of -1, an infinite sample, a time that is not
+/// one).
+fn check_contents(conn: &Connection, path: &Path) -> Result<()> {
+    let damaged = |what: String| anyhow::anyhow!("history `{}` is damaged: {what}; it is not read", path.display());
+    let integrity: Vec<String> = {
+        let mut stmt = conn.prepare("PRAGMA quick_check").map_err(|e| damaged(e.to_string()))?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(|e| damaged(e.to_string()))?;
+        rows.collect::<rusqlite::Result<_>>().map_err(|e| damaged(e.to_string()))?
+    };
+    if integrity != ["ok"] {
+        return Err(damaged(format!("SQLite's integrity check says {}", integrity.join("; "))));
+    }
+    let dangling: Option<(String, i64)> = conn
+        .query_row("PRAGMA foreign_key_check", [], |r| Ok((r.get(0)?, r.get::<_, Option<i64>>(1)?.unwrap_or(0))))
+        .optional()
+        .map_err(|e| damaged(e.to_string()))?;
+    if let Some((table, row)) = dangling {
+        return Err(damaged(format!("table `{table}`, row {row}, points at a run or cell it does not hold")));
+    }
+    let version = sqlite_version(conn)?;
+    for r in rules().iter().filter(|r| r.since <= version) {
+        let sql = format!("SELECT quote({}) FROM {} WHERE {} LIMIT 1", r.column, r.table, r.bad);
+        let found: Option<String> =
+            conn.query_row(&sql, [], |row| row.get(0)).optional().map_err(|e| damaged(e.to_string()))?;
+        if let Some(value) = found {
+            return Err(damaged(format!(
+                "table `{}`, column `{}` holds {value} (allowed: {})",
+                r.table, r.column, r.allowed
+            )));
+        }
+    }
+    let mut stmt = conn.prepare("SELECT run_time FROM runs").map_err(|e| damaged(e.to_string()))?;
+    let mut rows = stmt.query([]).map_err(|e| damaged(e.to_string()))?;
+    while let Some(row) = rows.next().map_err(|e| damaged(e.to_string()))? {
+        let time: String = row.get(0).map_err(|e| damaged(e.to_string()))?;
+        if crate::env::parse_rfc3339_utc(&time).is_none() {
+            return Err(damaged(format!(
+                "table `runs`, column `run_time` holds '{time}' (allowed: an RFC 3339 time in UTC)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn sqlite_version(conn: &Connection) -> Result<i64> {
     conn.query_row("PRAGMA user_version", [], |r| r.get(0)).context("cannot read the history's schema version")
 }
@@ -206,6 +347,13 @@ impl Store {
         }
         let conn = Connection::open(path).with_context(|| format!("cannot open the history `{}`", path.display()))?;
         let mut store = Store { conn };
+        // An existing history of a version this wsbench reads is checked
+        // before anything is added to it (newer and foreign files are
+        // refused by `migrate`).
+        let version = store.version().with_context(|| format!("history `{}`", path.display()))?;
+        if (1..=DB_VERSION).contains(&version) {
+            check_contents(&store.conn, path)?;
+        }
         store.migrate(DB_VERSION).with_context(|| format!("history `{}`", path.display()))?;
         let id: i32 = store.conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
         if id != SQLITE_APPLICATION_ID {
@@ -245,6 +393,7 @@ impl Store {
                 path.display()
             );
         }
+        check_contents(&store.conn, path)?;
         // An older history is read as it is (see `runs`); the next
         // `history add` upgrades it.
         Ok(store)
