@@ -9,21 +9,8 @@ use hdrhistogram::Histogram;
 use wsbench_schedulers::knobs::KnobSet;
 use wsbench_schedulers::topology::Imposed;
 
-pub use crate::sched::Sched;
+pub use crate::sched::{Sched, SchedInfo};
 use crate::Error;
-
-/// One `--sched` name: ours or a reference runtime.
-#[derive(Debug, Clone, Copy)]
-pub struct SchedInfo {
-    /// Stable kebab-case name (`steal-half`, `tokio`, `smol`, ...).
-    pub name: &'static str,
-    /// One line of meaning.
-    pub about: &'static str,
-    /// True for tokio / tokio-current / smol.
-    pub is_reference: bool,
-    /// Only meaningful with exactly one worker.
-    pub single_worker_only: bool,
-}
 
 /// A workload parameter (`--param name=value`).
 #[derive(Debug, Clone, Copy)]

@@ -1,46 +1,8 @@
-//! The names: every scheduler and workload, with one line of meaning and
-//! every parameter with its default.
+//! The workloads' names, each with one line of meaning and every
+//! parameter with its default (the schedulers' names are in `sched.rs`).
 
-use crate::api::{ParamInfo, SchedInfo, WorkloadInfo};
+use crate::api::{ParamInfo, WorkloadInfo};
 use crate::dist::{P_BIMODAL_P, P_BIMODAL_RATIO, P_PARETO_SHAPE};
-use wsbench_schedulers::{SchedulerKind, WorkerRule};
-
-/// The reference runtimes' `--sched` names (ours come from
-/// `wsbench_schedulers`: see [`schedulers`]).
-pub static REFERENCES: &[SchedInfo] = &[
-    SchedInfo {
-        name: "tokio",
-        about: "reference: tokio multi-thread runtime, same worker count, tokio's reactor and timer",
-        is_reference: true,
-        single_worker_only: false,
-    },
-    SchedInfo {
-        name: "tokio-current",
-        about: "reference: tokio current-thread runtime driven by one dedicated thread (--workers 1)",
-        is_reference: true,
-        single_worker_only: true,
-    },
-    SchedInfo {
-        name: "smol",
-        about: "reference: async-executor run by N threads, async-io for timers and sockets",
-        is_reference: true,
-        single_worker_only: false,
-    },
-];
-
-/// Ours and the built-in references, without registered references.
-pub(crate) fn builtin_schedulers() -> Vec<SchedInfo> {
-    let ours = SchedulerKind::all().into_iter().map(|k| {
-        let info = k.info();
-        SchedInfo {
-            name: info.name,
-            about: info.about,
-            is_reference: false,
-            single_worker_only: info.workers == WorkerRule::ExactlyOne,
-        }
-    });
-    ours.chain(REFERENCES.iter().copied()).collect()
-}
 
 const fn p(name: &'static str, default: &'static str, about: &'static str) -> ParamInfo {
     ParamInfo { name, default, about }

@@ -1,15 +1,16 @@
-//! The functions the harness calls (`schedulers`, `workloads`, `validate`,
-//! `run`), the one extension point of this crate (`register_reference`),
-//! and which runtime a `--sched` name selects.
+//! The functions the harness calls (`workloads`, `validate`, `run`), the
+//! one extension point of this crate (`register_reference`), and how each
+//! runtime a `--sched` name selects is built and run (the names themselves
+//! are in `sched.rs`).
 
 use std::sync::RwLock;
 use std::time::Duration;
 
 use wsbench_schedulers::SchedulerKind;
 
-use crate::api::{RunOptions, RunOutput, RuntimeSpec, SchedInfo, WorkloadInfo, WorkloadSpec};
+use crate::api::{RunOptions, RunOutput, RuntimeSpec, WorkloadInfo, WorkloadSpec};
 use crate::bench::run_bench;
-use crate::catalog::{builtin_schedulers, WORKLOADS};
+use crate::catalog::WORKLOADS;
 use crate::cpu::CpuMeter;
 use crate::http::run_http;
 use crate::micro::{fanout_request, skewed_request, timeouts_request, timers_request};
@@ -18,24 +19,13 @@ use crate::plan::{plan, Plan, Work};
 use crate::rt::smol_rt::Smol;
 use crate::rt::tokio_rt::{TokioCurrent, TokioMulti};
 use crate::rt::{check_cores, Rt, Spawner};
-use crate::sched::Which;
+use crate::sched::{register, RegisterReferenceError, SchedInfo, Which};
 use crate::storm::run_storm;
 use crate::tcp::run_tcp;
 use crate::Error;
 
 /// How long shutdown waits for a task that is blocking a worker.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
-
-/// Every `--sched` name: ours (the built-in policies — `global`,
-/// `per-worker`, `steal-one`, `steal-half`, `current-thread`,
-/// `thread-per-core` — then any registered with
-/// `wsbench_schedulers::register`) and the references (`tokio`,
-/// `tokio-current`, `smol`).
-pub fn schedulers() -> Vec<SchedInfo> {
-    let mut all = builtin_schedulers();
-    all.extend(registered().iter().map(|e| e.info));
-    all
-}
 
 /// Every workload with its parameters.
 pub fn workloads() -> &'static [WorkloadInfo] {
@@ -71,7 +61,7 @@ pub fn run(rt: &RuntimeSpec, w: &WorkloadSpec, opts: &RunOptions) -> Result<RunO
     let m = &meter;
     let mut out = match which {
         Which::Ours(kind) => execute(crate::rt::ours::Ours::build_with(kind, rt, native)?, rt, &plan, opts, m),
-        Which::Registered(r) => (r.run)(rt, &plan, opts, m),
+        Which::Registered(info) => run_fn(info)(rt, &plan, opts, m),
         Which::Tokio => execute(TokioMulti::build(rt)?, rt, &plan, opts, m),
         Which::TokioCurrent if native => execute(TokioCurrent::native(rt)?, rt, &plan, opts, m),
         Which::TokioCurrent => execute(TokioCurrent::build(rt)?, rt, &plan, opts, m),
@@ -195,48 +185,21 @@ pub(crate) fn which(rt: &RuntimeSpec) -> Result<Which, Error> {
 
 type RunFn = dyn Fn(&RuntimeSpec, &Plan, &RunOptions, &CpuMeter) -> Result<RunOutput, Error> + Send + Sync;
 
-/// A registered reference runtime.
-pub(crate) struct RefEntry {
-    pub(crate) info: SchedInfo,
-    pub(crate) run: Box<RunFn>,
+/// How each registered reference runs, filed under the address of its
+/// entry in `sched.rs`'s registry; leaked on purpose (they live as long as
+/// the process, a handful of them).
+fn runners() -> &'static RwLock<Vec<(&'static SchedInfo, &'static RunFn)>> {
+    static RUNNERS: RwLock<Vec<(&'static SchedInfo, &'static RunFn)>> = RwLock::new(Vec::new());
+    &RUNNERS
 }
 
-impl PartialEq for RefEntry {
-    fn eq(&self, other: &Self) -> bool {
-        self.info.name == other.info.name
+/// The run function filed for `info`, a registered reference.
+fn run_fn(info: &'static SchedInfo) -> &'static RunFn {
+    let runners = runners().read().unwrap_or_else(|e| e.into_inner());
+    match runners.iter().find(|(i, _)| std::ptr::eq(*i, info)) {
+        Some((_, run)) => *run,
+        None => unreachable!("registered reference `{}` has no run function", info.name),
     }
-}
-
-impl Eq for RefEntry {}
-
-impl std::fmt::Debug for RefEntry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "RefEntry({:?})", self.info.name)
-    }
-}
-
-/// Registered references, in registration order; leaked on purpose (they
-/// live as long as the process, a handful of them).
-fn registry() -> &'static RwLock<Vec<&'static RefEntry>> {
-    static REGISTRY: RwLock<Vec<&'static RefEntry>> = RwLock::new(Vec::new());
-    &REGISTRY
-}
-
-/// Every registered reference.
-pub(crate) fn registered() -> Vec<&'static RefEntry> {
-    registry().read().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
-/// Why [`register_reference`] refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RegisterReferenceError {
-    /// The name is taken by a scheduler or an earlier registration.
-    #[error("scheduler name `{0}` is already taken (see `wsbench list`)")]
-    Taken(&'static str),
-    /// The name is not lower-case kebab-case starting with a letter, or
-    /// is `all`.
-    #[error("bad scheduler name `{0}`: allowed are lower-case letters, digits and `-`, starting with a letter, and not `all`")]
-    BadName(&'static str),
 }
 
 /// Registers a reference runtime under `name`: `build` makes one from the
@@ -254,17 +217,14 @@ where
     R: Rt,
     B: Fn(&RuntimeSpec) -> Result<R, Error> + Send + Sync + 'static,
 {
-    if !wsbench_schedulers::is_valid_sched_name(name) {
-        return Err(RegisterReferenceError::BadName(name));
-    }
-    let mut reg = registry().write().unwrap_or_else(|e| e.into_inner());
-    if builtin_schedulers().iter().any(|s| s.name == name) || reg.iter().any(|e| e.info.name == name) {
-        return Err(RegisterReferenceError::Taken(name));
-    }
+    // Held across `register`, so that no one can resolve the name before
+    // its run function is filed (`run_fn` waits on this lock).
+    let mut runners = runners().write().unwrap_or_else(|e| e.into_inner());
+    let info = register(SchedInfo { name, about, is_reference: true, single_worker_only })?;
     let run = move |rt: &RuntimeSpec, plan: &Plan, opts: &RunOptions, meter: &CpuMeter| {
         execute(build(rt)?, rt, plan, opts, meter)
     };
-    let info = SchedInfo { name, about, is_reference: true, single_worker_only };
-    reg.push(Box::leak(Box::new(RefEntry { info, run: Box::new(run) })));
+    let run: &'static RunFn = Box::leak(Box::new(run));
+    runners.push((info, run));
     Ok(())
 }

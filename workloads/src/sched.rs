@@ -1,26 +1,152 @@
-//! The runtime a `--sched` name selects, resolved once ([`Sched::parse`])
-//! into a typed value that [`crate::api::RuntimeSpec`] carries; nothing
-//! after it looks the name up again.
+//! Every `--sched` name and the runtime it selects, resolved once
+//! ([`Sched::parse`]) into a typed value that [`crate::api::RuntimeSpec`]
+//! carries; nothing after it looks the name up again.
+//!
+//! This module knows every name — ours, the built-in references and those
+//! registered with [`crate::register_reference`] — but not how to run one:
+//! that is `runner.rs`, which keeps each registered reference's run
+//! function beside the `&'static SchedInfo` this module hands out.
 
 use std::fmt;
+use std::sync::RwLock;
 
 use wsbench_schedulers::{SchedulerKind, WorkerRule};
 
-use crate::api::SchedInfo;
-use crate::catalog::REFERENCES;
-use crate::runner::{registered, RefEntry};
 use crate::Error;
 
+/// One `--sched` name: ours or a reference runtime.
+#[derive(Debug, Clone, Copy)]
+pub struct SchedInfo {
+    /// Stable kebab-case name (`steal-half`, `tokio`, `smol`, ...).
+    pub name: &'static str,
+    /// One line of meaning.
+    pub about: &'static str,
+    /// True for tokio / tokio-current / smol.
+    pub is_reference: bool,
+    /// Only meaningful with exactly one worker.
+    pub single_worker_only: bool,
+}
+
+/// The reference runtimes' `--sched` names (ours come from
+/// `wsbench_schedulers`: see [`schedulers`]).
+pub(crate) static REFERENCES: &[SchedInfo] = &[
+    SchedInfo {
+        name: "tokio",
+        about: "reference: tokio multi-thread runtime, same worker count, tokio's reactor and timer",
+        is_reference: true,
+        single_worker_only: false,
+    },
+    SchedInfo {
+        name: "tokio-current",
+        about: "reference: tokio current-thread runtime driven by one dedicated thread (--workers 1)",
+        is_reference: true,
+        single_worker_only: true,
+    },
+    SchedInfo {
+        name: "smol",
+        about: "reference: async-executor run by N threads, async-io for timers and sockets",
+        is_reference: true,
+        single_worker_only: false,
+    },
+];
+
+/// Ours and the built-in references, without registered references.
+pub(crate) fn builtin_schedulers() -> Vec<SchedInfo> {
+    let ours = SchedulerKind::all().into_iter().map(|k| {
+        let info = k.info();
+        SchedInfo {
+            name: info.name,
+            about: info.about,
+            is_reference: false,
+            single_worker_only: info.workers == WorkerRule::ExactlyOne,
+        }
+    });
+    ours.chain(REFERENCES.iter().copied()).collect()
+}
+
+/// Every `--sched` name: ours (the built-in policies — `global`,
+/// `per-worker`, `steal-one`, `steal-half`, `current-thread`,
+/// `thread-per-core` — then any registered with
+/// `wsbench_schedulers::register`) and the references (`tokio`,
+/// `tokio-current`, `smol`, then any registered with
+/// [`crate::register_reference`]).
+pub fn schedulers() -> Vec<SchedInfo> {
+    let mut all = builtin_schedulers();
+    all.extend(registered().into_iter().copied());
+    all
+}
+
+// ---- reference runtimes registered from outside the crate ----
+
+/// Registered references' names, in registration order; leaked on purpose
+/// (they live as long as the process, a handful of them). Each one's
+/// address is its identity: `runner.rs` keys its run functions by it.
+fn registry() -> &'static RwLock<Vec<&'static SchedInfo>> {
+    static REGISTRY: RwLock<Vec<&'static SchedInfo>> = RwLock::new(Vec::new());
+    &REGISTRY
+}
+
+/// Every registered reference.
+pub(crate) fn registered() -> Vec<&'static SchedInfo> {
+    registry().read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// Why [`crate::register_reference`] refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegisterReferenceError {
+    /// The name is taken by a scheduler or an earlier registration.
+    #[error("scheduler name `{0}` is already taken (see `wsbench list`)")]
+    Taken(&'static str),
+    /// The name is not lower-case kebab-case starting with a letter, or
+    /// is `all`.
+    #[error("bad scheduler name `{0}`: allowed are lower-case letters, digits and `-`, starting with a letter, and not `all`")]
+    BadName(&'static str),
+}
+
+/// Adds a reference's name to the registry, after checking it is
+/// well-formed and not taken; the caller (`register_reference`) files its
+/// run function under the returned address.
+pub(crate) fn register(info: SchedInfo) -> Result<&'static SchedInfo, RegisterReferenceError> {
+    let name = info.name;
+    if !wsbench_schedulers::is_valid_sched_name(name) {
+        return Err(RegisterReferenceError::BadName(name));
+    }
+    let mut reg = registry().write().unwrap_or_else(|e| e.into_inner());
+    if builtin_schedulers().iter().any(|s| s.name == name) || reg.iter().any(|e| e.name == name) {
+        return Err(RegisterReferenceError::Taken(name));
+    }
+    let info: &'static SchedInfo = Box::leak(Box::new(info));
+    reg.push(info);
+    Ok(info)
+}
+
 /// Which runtime implementation runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) enum Which {
     Ours(SchedulerKind),
-    /// A reference registered with `register_reference`.
-    Registered(&'static RefEntry),
+    /// A reference registered with `register_reference`: its entry in
+    /// this module's registry (compared by name).
+    Registered(&'static SchedInfo),
     Tokio,
     TokioCurrent,
     Smol,
 }
+
+impl PartialEq for Which {
+    fn eq(&self, other: &Which) -> bool {
+        match (self, other) {
+            (Which::Ours(a), Which::Ours(b)) => a == b,
+            // Registered names are unique (`register` refuses a taken one).
+            (Which::Registered(a), Which::Registered(b)) => a.name == b.name,
+            (Which::Tokio, Which::Tokio) | (Which::TokioCurrent, Which::TokioCurrent) | (Which::Smol, Which::Smol) => {
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Which {}
 
 /// A resolved `--sched` name: one of ours (built-in or registered with
 /// `wsbench_schedulers::register`) or a reference runtime.
@@ -40,7 +166,7 @@ impl Sched {
         };
         debug_assert!(builtin_ref.is_some() == REFERENCES.iter().any(|r| r.name == name));
         let reference =
-            builtin_ref.or_else(|| registered().into_iter().find(|r| r.info.name == name).map(Which::Registered));
+            builtin_ref.or_else(|| registered().into_iter().find(|r| r.name == name).map(Which::Registered));
         let ours = name.parse::<SchedulerKind>().ok().map(Which::Ours);
         match (reference, ours) {
             (Some(r), None) => Ok(Sched(r)),
@@ -48,7 +174,7 @@ impl Sched {
             (Some(_), Some(_)) => Err(Error::AmbiguousScheduler { name: name.to_string() }),
             (None, None) => Err(Error::UnknownScheduler {
                 name: name.to_string(),
-                allowed: crate::schedulers().iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+                allowed: schedulers().iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
             }),
         }
     }
@@ -62,7 +188,7 @@ impl Sched {
     pub fn name(self) -> &'static str {
         match self.0 {
             Which::Ours(kind) => kind.name(),
-            Which::Registered(r) => r.info.name,
+            Which::Registered(r) => r.name,
             Which::Tokio => "tokio",
             Which::TokioCurrent => "tokio-current",
             Which::Smol => "smol",
@@ -86,7 +212,7 @@ impl Sched {
     pub fn worker_rule(self) -> WorkerRule {
         let single = match self.0 {
             Which::Ours(kind) => return kind.worker_rule(),
-            Which::Registered(r) => r.info.single_worker_only,
+            Which::Registered(r) => r.single_worker_only,
             Which::Tokio | Which::Smol => false,
             Which::TokioCurrent => true,
         };
@@ -99,7 +225,7 @@ impl Sched {
 
     /// Its line in `wsbench list`.
     pub fn info(self) -> SchedInfo {
-        crate::schedulers()
+        schedulers()
             .into_iter()
             .find(|s| s.name == self.name())
             .unwrap_or_else(|| unreachable!("resolved scheduler `{}` is not listed", self.name()))
