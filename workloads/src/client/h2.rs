@@ -35,9 +35,9 @@ use tokio::net::TcpStream;
 use tokio::task::LocalSet;
 
 use super::pace::Pacer;
+use super::proto::{body, Meta, FLAG_HELLO, FLAG_MEASURED, FLAG_PANIC, META_HEADER};
 use super::{run_client_threads, ClientRun, ClientSpec, Pending, StartGate, ThreadResult, CONNECT_TIMEOUT};
 use crate::cpu::CpuMeter;
-use crate::http::{body, Meta, FLAG_HELLO, FLAG_MEASURED, FLAG_PANIC, META_HEADER};
 use crate::openloop::{drain_budget, mix, schedule, Window};
 use crate::record::nanos;
 use crate::rt::pin_current;

@@ -2,12 +2,54 @@
 //! format. Every response is checked; a well-framed bad answer (status,
 //! length, body) is a failed request on a connection that stays usable,
 //! a badly framed one ([`Parsed::Invalid`]) ends the connection.
+//!
+//! The HTTP wire vocabulary lives here too ([`META_HEADER`], its flags,
+//! [`Meta`], [`body`]): the `http` workload's server reads it from this
+//! module, so the load generator imports nothing of the server.
 
 use std::time::Instant;
 
-use crate::http::{body, Meta, FLAG_HELLO, FLAG_MEASURED, FLAG_PANIC, META_HEADER};
 use crate::openloop::Request;
 use crate::record::nanos;
+
+/// The request header with the client's metadata.
+pub(crate) const META_HEADER: &str = "x-wsbench";
+/// Flag bits of [`META_HEADER`].
+pub(crate) const FLAG_MEASURED: u32 = 1;
+pub(crate) const FLAG_PANIC: u32 = 2;
+/// The client's unrecorded start-up request.
+pub(crate) const FLAG_HELLO: u32 = 4;
+
+/// The response body of `len` bytes: `abc…z` repeated (byte i is
+/// `b'a' + i % 26`), so a client can check every byte cheaply.
+pub(crate) fn body(len: usize) -> Vec<u8> {
+    (0..len).map(|i| b'a' + (i % 26) as u8).collect()
+}
+
+/// What [`META_HEADER`] carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Meta {
+    pub id: u64,
+    pub seed: u64,
+    pub flags: u32,
+    pub intended_ns: u64,
+}
+
+impl Meta {
+    /// Formats the header value.
+    pub(crate) fn encode(&self) -> String {
+        format!("{} {} {} {}", self.id, self.seed, self.flags, self.intended_ns)
+    }
+
+    /// Parses a header value; `None` when it is not four decimal fields.
+    pub(crate) fn parse(value: &[u8]) -> Option<Meta> {
+        let text = std::str::from_utf8(value).ok()?;
+        let mut fields = text.split(' ');
+        let mut next = || fields.next()?.parse::<u64>().ok();
+        let meta = Meta { id: next()?, seed: next()?, flags: u32::try_from(next()?).ok()?, intended_ns: next()? };
+        fields.next().is_none().then_some(meta)
+    }
+}
 
 /// What the bytes received so far hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,6 +166,23 @@ mod tests {
     fn req(id: u64) -> Request {
         let now = Instant::now();
         Request { id, intended: now, sent: now, seed: 9, measured: true, must_panic: false }
+    }
+
+    #[test]
+    fn meta_round_trips_and_rejects_garbage() {
+        let m = Meta { id: 7, seed: u64::MAX, flags: FLAG_MEASURED | FLAG_PANIC, intended_ns: 123_456 };
+        assert_eq!(m.encode(), format!("7 {} 3 123456", u64::MAX));
+        assert_eq!(Meta::parse(m.encode().as_bytes()), Some(m));
+        assert_eq!(Meta::parse(b"1 2 3"), None);
+        assert_eq!(Meta::parse(b"1 2 3 4 5"), None);
+        assert_eq!(Meta::parse(b"1 2 x 4"), None);
+    }
+
+    #[test]
+    fn body_is_the_alphabet_repeated() {
+        assert_eq!(body(3), b"abc");
+        let b = body(28);
+        assert_eq!(&b[24..], b"yzab");
     }
 
     #[test]

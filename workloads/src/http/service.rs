@@ -1,10 +1,8 @@
-//! The hyper service every runtime serves, and the one function that runs
-//! a connection through hyper's HTTP/1.1 or HTTP/2 state machine.
+//! The hyper service every runtime serves (each runtime's glue runs it
+//! through `rt::serve::serve_connection`).
 
 use std::convert::Infallible;
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,24 +10,17 @@ use bytes::Bytes;
 use futures_lite::FutureExt;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::rt::bounds::Http2ServerConnExec;
-use hyper::rt::{Read, Timer, Write};
-use hyper::server::conn::{http1, http2};
 use hyper::{Response, StatusCode};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
-use super::{body, Http, Meta, Proto, FLAG_HELLO, FLAG_MEASURED, FLAG_PANIC, META_HEADER};
+use super::{Http, Proto};
+use crate::client::proto::{body, Meta, FLAG_HELLO, FLAG_MEASURED, FLAG_PANIC, META_HEADER};
 use crate::micro::{fan_out, maybe_panic};
 use crate::openloop::{Outcome, Request};
 use crate::record::Collector;
-use crate::rt::Spawner;
+use crate::rt::{HttpResponse, ServeHttp, ServiceFuture, Spawner};
 use crate::spin::spin_ns;
-
-/// A response as the service makes it.
-pub(crate) type HttpResponse = Response<Full<Bytes>>;
-/// The service's future (boxed: the same allocation on every runtime).
-pub(crate) type ServiceFuture = Pin<Box<dyn Future<Output = Result<HttpResponse, Infallible>> + Send>>;
 
 /// What the server side records, shared by every connection.
 pub(crate) struct ServerSide {
@@ -57,10 +48,11 @@ impl<S: Spawner> HttpService<S> {
     pub(crate) fn new(sp: S, cfg: Http, side: Arc<ServerSide>) -> Self {
         HttpService { sp, cfg, body: Bytes::from(body(cfg.body_bytes)), side }
     }
+}
 
-    /// The protocol the connections speak.
-    pub(crate) fn proto(&self) -> Proto {
-        self.cfg.proto
+impl<S: Spawner> ServeHttp for HttpService<S> {
+    fn http2(&self) -> bool {
+        self.cfg.proto == Proto::H2
     }
 }
 
@@ -126,24 +118,5 @@ async fn handle<S: Spawner>(sp: &S, req: &Request, cfg: Http) -> Outcome {
         Outcome::OK
     } else {
         Outcome::FAILED
-    }
-}
-
-/// Serves one accepted connection until the client closes it: HTTP/1.1
-/// keep-alive or HTTP/2, with `timer` as hyper's timer (HTTP/1.1 header
-/// read timeout, HTTP/2 keep-alive) and `exec` for HTTP/2 streams.
-pub(crate) async fn serve_connection<I, E, T, S>(io: I, exec: E, timer: T, svc: HttpService<S>) -> hyper::Result<()>
-where
-    I: Read + Write + Unpin + Send + 'static,
-    E: Http2ServerConnExec<ServiceFuture, Full<Bytes>>,
-    T: Timer + Send + Sync + 'static,
-    S: Spawner,
-{
-    match svc.proto() {
-        Proto::H1 => {
-            drop(exec);
-            http1::Builder::new().timer(timer).keep_alive(true).serve_connection(io, svc).await
-        }
-        Proto::H2 => http2::Builder::new(exec).timer(timer).serve_connection(io, svc).await,
     }
 }

@@ -22,6 +22,7 @@ pub(crate) mod hyper_io;
 pub(crate) mod listen;
 pub(crate) mod ours;
 mod pin;
+mod serve;
 pub(crate) mod smol_rt;
 pub(crate) mod tokio_rt;
 
@@ -30,9 +31,9 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::http::HttpService;
-
 pub(crate) use pin::{check_cores, pin_current};
+pub(crate) use serve::serve_connection;
+pub use serve::{HttpResponse, ServeHttp, ServiceFuture};
 pub use tokio_rt::{TokioJoin, TokioMulti, TokioSpawner};
 
 /// Why a spawned task produced no value.
@@ -173,13 +174,10 @@ pub trait Spawner: Clone + Send + Sync + 'static {
     /// Serves one accepted connection with hyper (the `http` workload)
     /// until the client closes it; `Err` carries hyper's error. The default
     /// refuses, for a runtime that has no hyper glue yet.
-    // The service type is crate-private: every runtime implements this
-    // trait inside this crate.
-    #[allow(private_interfaces)]
-    fn serve_http(
+    fn serve_http<S: ServeHttp>(
         &self,
         stream: Self::Stream,
-        svc: HttpService<Self>,
+        svc: S,
     ) -> impl Future<Output = Result<(), String>> + Send {
         drop((stream, svc));
         async { Err("this runtime has no hyper glue (hyper's Read/Write, Executor, Timer)".to_string()) }

@@ -17,9 +17,8 @@ use wsbench_schedulers::{Builder, Handle, JoinHandle, Runtime, SchedulerKind};
 
 use super::hyper_io::{OursExec, OursIo, OursTimer};
 use super::listen::bind_listener;
-use super::{pin_current, Counters, Rt, Spawner, TaskFailed};
+use super::{pin_current, serve_connection, Counters, Rt, ServeHttp, Spawner, TaskFailed};
 use crate::api::RuntimeSpec;
-use crate::http::{serve_connection, HttpService};
 use crate::Error;
 
 /// The counters of steals within and across L3 groups.
@@ -218,7 +217,7 @@ impl Spawner for OursSpawner {
         self.counters()
     }
 
-    async fn serve_http(&self, stream: TcpStream, svc: HttpService<Self>) -> Result<(), String> {
+    async fn serve_http<S: ServeHttp>(&self, stream: TcpStream, svc: S) -> Result<(), String> {
         serve_connection(OursIo::new(stream), OursExec, OursTimer, svc).await.map_err(|e| e.to_string())
     }
 

@@ -25,9 +25,8 @@ use tokio::sync::oneshot;
 
 use super::hyper_io::{SmolExec, SmolIo, SmolTimerGlue};
 use super::listen::bind_listener;
-use super::{no_counters, pin_current, Counters, Rt, Spawner, TaskFailed};
+use super::{no_counters, pin_current, serve_connection, Counters, Rt, ServeHttp, Spawner, TaskFailed};
 use crate::api::RuntimeSpec;
-use crate::http::{serve_connection, HttpService};
 use crate::Error;
 
 /// An async-executor run by `spec.workers()` dedicated threads.
@@ -219,7 +218,7 @@ impl Spawner for SmolSpawner {
         stream.write_all(buf)
     }
 
-    async fn serve_http(&self, stream: Self::Stream, svc: HttpService<Self>) -> Result<(), String> {
+    async fn serve_http<S: ServeHttp>(&self, stream: Self::Stream, svc: S) -> Result<(), String> {
         let exec = SmolExec(Arc::clone(&self.executor));
         serve_connection(SmolIo::new(stream), exec, SmolTimerGlue, svc).await.map_err(|e| e.to_string())
     }

@@ -23,9 +23,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
 
 use super::listen::bind_listener;
-use super::{counter_names, pin_current, Counters, Rt, Spawner, TaskFailed};
+use super::{counter_names, pin_current, serve_connection, Counters, Rt, ServeHttp, Spawner, TaskFailed};
 use crate::api::RuntimeSpec;
-use crate::http::{serve_connection, HttpService};
 use crate::Error;
 
 /// tokio's multi-thread runtime with `spec.workers()` workers.
@@ -269,9 +268,7 @@ impl Spawner for TokioSpawner {
         stream.write_all(buf)
     }
 
-    // The service type is crate-private; the trait method says why.
-    #[allow(private_interfaces)]
-    async fn serve_http(&self, stream: Self::Stream, svc: HttpService<Self>) -> Result<(), String> {
+    async fn serve_http<S: ServeHttp>(&self, stream: Self::Stream, svc: S) -> Result<(), String> {
         let io = hyper_util::rt::TokioIo::new(stream);
         let (exec, timer) = (hyper_util::rt::TokioExecutor::new(), hyper_util::rt::TokioTimer::new());
         serve_connection(io, exec, timer, svc).await.map_err(|e| e.to_string())
