@@ -200,6 +200,11 @@ pub struct RunArgs {
     #[arg(long, short)]
     pub quiet: bool,
 
+    /// Wider table: the uncorrected p99 (from each request's actual send, as wrk2 prints it)
+    /// beside the corrected p99 (from its scheduled arrival). The markdown report always has it.
+    #[arg(long)]
+    pub wide: bool,
+
     /// Run only shard I of N (1 <= I <= N) of the matrix: its cells (with --interleave, its
     /// interleaved groups) are dealt round-robin in plan order, so N machines given the same
     /// options and I = 1..=N run disjoint parts whose union is the matrix (`wsbench merge`
@@ -518,4 +523,8 @@ pub struct LoadArgs {
     /// No per-run messages on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Wider table: the uncorrected p99 (from each request's actual send, as wrk2 prints it)
+    /// beside the corrected p99 (from its scheduled arrival). The markdown report always has it.
+    #[arg(long)]
+    pub wide: bool,
 }

@@ -128,6 +128,8 @@ pub struct RunConfig {
     pub slo: Option<Slo>,
     /// No progress or per-cell stderr output.
     pub quiet: bool,
+    /// `--wide`: the table also shows the uncorrected p99.
+    pub wide: bool,
     /// `--shard I/N`: run only shard I (1-based) of N.
     pub shard: Option<Shard>,
 }
@@ -473,6 +475,7 @@ impl RunConfig {
             baseline_sched: args.baseline_sched.clone(),
             slo,
             quiet: args.quiet,
+            wide: args.wide,
             shard,
         })
     }

@@ -112,15 +112,8 @@ fn kind_of<T>() -> &'static str {
 }
 
 fn latencies(row: &Row<'_>) -> Result<Option<Latencies>> {
-    let mut out = Latencies {
-        p50_us: 0.0,
-        p90_us: 0.0,
-        p99_us: 0.0,
-        p999_us: 0.0,
-        p9999_us: f64::NAN,
-        max_us: 0.0,
-        mean_us: 0.0,
-    };
+    // An empty field stays blank (NaN), never 0.
+    let mut out = Latencies::BLANK;
     let mut present = 0;
     for metric in LatencyMetric::ALL {
         if let Some(v) = row.measure(metric.column())? {

@@ -24,7 +24,10 @@ use crate::export::Exporter;
 use crate::outcome::{panic_message, CellOutcome, Results, RunEnd, RunHistograms};
 use crate::pin::{self, CorePlan};
 use crate::progress::Progress;
-use crate::record::{counter_names, join_pairs, CellKey, Latencies, RunRecord, Status, US_PER_NS};
+use crate::record::{
+    counter_names, insufficient_samples_note, join_pairs, quantile_ci_us, quantile_us, CellKey, Latencies, RunRecord,
+    Status,
+};
 use crate::summary::CellSummary;
 use crate::{ab, backend, health, interrupt};
 
@@ -63,9 +66,10 @@ fn run_with_watchdog(runtime: RuntimeSpec, spec: WorkloadSpec, options: RunOptio
     end
 }
 
+const P99: f64 = 0.99;
+
 fn p99_us(h: &Option<Histogram<u64>>) -> Option<f64> {
-    const P99: f64 = 0.99;
-    h.as_ref().filter(|h| !h.is_empty()).map(|h| h.value_at_quantile(P99) as f64 * US_PER_NS)
+    h.as_ref().and_then(|h| quantile_us(h, P99))
 }
 
 /// The completions that throughput counts: an open-loop run's inside its
@@ -84,6 +88,7 @@ pub fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan,
     if out.schedule_slipped {
         notes.push("load generator fell behind its schedule".to_string());
     }
+    notes.extend(insufficient_samples_note(&out.latency_ns));
     RunRecord {
         key: key.clone(),
         run,
@@ -96,6 +101,7 @@ pub fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan,
         throughput_per_s: (elapsed_s > 0.0).then(|| completed_in_window(out) as f64 / elapsed_s),
         offered_per_s: out.offered_per_s,
         latency: Latencies::from_histogram_ns(&out.latency_ns),
+        p99_ci_us: quantile_ci_us(&out.latency_ns, P99),
         uncorrected_p99_us: p99_us(&out.uncorrected_ns),
         queue_wait_p99_us: p99_us(&out.queue_wait_ns),
         service_p99_us: p99_us(&out.service_ns),

@@ -81,6 +81,9 @@ pub struct Settings {
     pub baseline_sched: String,
     /// SLO for capacity.
     pub slo: Option<Slo>,
+    /// `--wide`: how the table is shown, not how anything was measured.
+    #[serde(skip)]
+    pub wide: bool,
 }
 
 impl Settings {
@@ -95,6 +98,7 @@ impl Settings {
             timeout_s: config.timeout.as_secs_f64(),
             baseline_sched: config.baseline_sched.clone(),
             slo: config.slo,
+            wide: config.wide,
         }
     }
 }
@@ -268,6 +272,7 @@ mod tests {
             timeout_s: 10.0,
             baseline_sched: "tokio".into(),
             slo: None,
+            wide: false,
         }
     }
 

@@ -241,24 +241,101 @@ impl Latencies {
         }
     }
 
+    /// Every statistic blank (NaN, written as an empty field).
+    pub const BLANK: Latencies = Latencies {
+        p50_us: f64::NAN,
+        p90_us: f64::NAN,
+        p99_us: f64::NAN,
+        p999_us: f64::NAN,
+        p9999_us: f64::NAN,
+        max_us: f64::NAN,
+        mean_us: f64::NAN,
+    };
+
     /// Reads the statistics from a histogram of nanoseconds; `None` when it
-    /// holds no values.
+    /// holds no values. A percentile its samples cannot support
+    /// ([`quantile_us`]) is blank (NaN).
     pub fn from_histogram_ns(h: &hdrhistogram::Histogram<u64>) -> Option<Latencies> {
         if h.is_empty() {
             return None;
         }
-        let mut out =
-            Latencies { p50_us: 0.0, p90_us: 0.0, p99_us: 0.0, p999_us: 0.0, p9999_us: 0.0, max_us: 0.0, mean_us: 0.0 };
+        let mut out = Latencies::BLANK;
         for metric in LatencyMetric::ALL {
-            let ns = match metric.quantile() {
-                Some(q) => h.value_at_quantile(q) as f64,
-                None if metric == LatencyMetric::Max => h.max() as f64,
-                None => h.mean(),
+            let us = match metric.quantile() {
+                Some(q) => quantile_us(h, q).unwrap_or(f64::NAN),
+                None if metric == LatencyMetric::Max => h.max() as f64 * US_PER_NS,
+                None => h.mean() * US_PER_NS,
             };
-            out.set(metric, ns * US_PER_NS);
+            out.set(metric, us);
         }
         Some(out)
     }
+}
+
+/// The two-sided normal quantile of the percentile intervals (95 %).
+const CI_Z: f64 = 1.959_963_984_540_054;
+
+/// The 1-based ranks `(lo, hi)` of the 95 % distribution-free confidence
+/// interval of the `q`-quantile among `n` samples (order statistics, the
+/// normal approximation of the binomial), or `None` when the interval does
+/// not lie within the samples. That is the sample-sufficiency rule: a
+/// percentile is reported only when `n` samples bound it on both sides, so
+/// p50 needs 8 samples, p90 35, p99 381, p99.9 3,838 and p99.99
+/// 38,411 ([`min_samples`]).
+pub fn quantile_ci_ranks(n: u64, q: f64) -> Option<(u64, u64)> {
+    let n_f = n as f64;
+    let centre = n_f * q;
+    let half = CI_Z * (n_f * q * (1.0 - q)).sqrt();
+    let (lo, hi) = ((centre - half).floor(), (centre + half).ceil());
+    (lo >= 1.0 && hi <= n_f).then_some((lo as u64, hi as u64))
+}
+
+/// The fewest samples for which [`quantile_ci_ranks`] supports `q`.
+pub fn min_samples(q: f64) -> u64 {
+    // The rule needs about 3.84 q / (1 - q) samples; search from just below.
+    let guess = (CI_Z * CI_Z * q / (1.0 - q)).floor().max(1.0) as u64;
+    (guess.saturating_sub(8).max(1)..).find(|n| quantile_ci_ranks(*n, q).is_some()).unwrap_or(u64::MAX)
+}
+
+/// The `q`-quantile of a histogram of nanoseconds, in µs, when its samples
+/// support it ([`quantile_ci_ranks`]); `None` otherwise or when empty. The
+/// one place every reported percentile comes from.
+pub fn quantile_us(h: &hdrhistogram::Histogram<u64>, q: f64) -> Option<f64> {
+    quantile_ci_ranks(h.len(), q)?;
+    Some(h.value_at_quantile(q) as f64 * US_PER_NS)
+}
+
+/// The 95 % confidence interval of the `q`-quantile, in µs: the sample
+/// values at the interval's ranks; `None` when the samples do not support
+/// the quantile.
+pub fn quantile_ci_us(h: &hdrhistogram::Histogram<u64>, q: f64) -> Option<(f64, f64)> {
+    let n = h.len();
+    let (lo, hi) = quantile_ci_ranks(n, q)?;
+    let at = |rank: u64| h.value_at_quantile(rank as f64 / n as f64) as f64 * US_PER_NS;
+    Some((at(lo), at(hi)))
+}
+
+/// A note naming the percentiles left blank because `h`'s samples cannot
+/// support them; `None` when every one is supported (or `h` is empty).
+pub fn insufficient_samples_note(h: &hdrhistogram::Histogram<u64>) -> Option<String> {
+    if h.is_empty() {
+        return None;
+    }
+    let blank: Vec<String> = LatencyMetric::ALL
+        .into_iter()
+        .filter_map(|m| {
+            let q = m.quantile()?;
+            quantile_ci_ranks(h.len(), q).is_none().then(|| format!("{} (needs {})", m.label(), min_samples(q)))
+        })
+        .collect();
+    (!blank.is_empty()).then(|| {
+        format!(
+            "{} latency samples: {} left blank (a percentile needs enough samples that its 95 % interval lies within \
+             them)",
+            h.len(),
+            blank.join(", ")
+        )
+    })
 }
 
 /// One measured (or failed) run: one CSV row.
@@ -290,6 +367,9 @@ pub struct RunRecord {
     pub offered_per_s: Option<f64>,
     /// Coordinated-omission-corrected latency statistics.
     pub latency: Option<Latencies>,
+    /// The 95 % confidence interval of the corrected p99 (order
+    /// statistics: [`quantile_ci_us`]), `[lo, hi]` in µs; JSON only.
+    pub p99_ci_us: Option<(f64, f64)>,
     /// p99 of the uncorrected histogram (from actual send), for diagnosis.
     pub uncorrected_p99_us: Option<f64>,
     /// p99 of arrival -> first poll.
@@ -334,6 +414,7 @@ impl RunRecord {
             throughput_per_s: None,
             offered_per_s: None,
             latency: None,
+            p99_ci_us: None,
             uncorrected_p99_us: None,
             queue_wait_p99_us: None,
             service_p99_us: None,
@@ -401,5 +482,29 @@ mod tests {
     fn pairs_are_sorted_for_a_stable_key() {
         let pairs = vec![("steal".to_string(), "one".to_string()), ("lifo".to_string(), "off".to_string())];
         assert_eq!(join_pairs(&pairs), "lifo=off;steal=one");
+    }
+
+    #[test]
+    fn a_percentile_needs_samples_on_both_sides_of_its_interval() {
+        // The thresholds the docs and the legend quote.
+        assert_eq!(min_samples(0.5), 8);
+        assert_eq!(min_samples(0.99), 381);
+        assert!((3_800..3_900).contains(&min_samples(0.999)), "{}", min_samples(0.999));
+        assert_eq!(quantile_ci_ranks(380, 0.99), None);
+        let (lo, hi) = quantile_ci_ranks(381, 0.99).unwrap();
+        assert!(lo >= 1 && hi <= 381 && lo < 377 && hi > 377, "{lo}..{hi}");
+        assert_eq!(quantile_ci_ranks(0, 0.5), None);
+        // 1..=1000 µs: the median's interval brackets 500 µs, p99.9 is blank.
+        let mut h = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+        for us in 1..=1000u64 {
+            h.record(us * 1000).unwrap();
+        }
+        let (lo, hi) = quantile_ci_us(&h, 0.5).unwrap();
+        assert!(lo < 500.0 && hi > 500.0 && hi - lo < 100.0, "{lo}..{hi}");
+        let l = Latencies::from_histogram_ns(&h).unwrap();
+        assert!(l.p99_us.is_finite() && l.p999_us.is_nan() && l.p9999_us.is_nan(), "{l:?}");
+        assert!((l.max_us - 1000.0).abs() < 1.0, "max is always shown");
+        let note = insufficient_samples_note(&h).unwrap();
+        assert!(note.starts_with("1000 latency samples: p99.9 (needs 38"), "{note}");
     }
 }

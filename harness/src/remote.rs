@@ -176,6 +176,7 @@ pub fn load_main(a: &LoadArgs) -> Result<ExitCode> {
         args.extend(["--param".to_string(), p.clone()]);
     }
     let mut config = config_of(&args)?;
+    config.wide = a.wide;
     // The ratio columns compare rows with this label to themselves only.
     config.baseline_sched = a.label.clone();
     let plan = config.plan()?;

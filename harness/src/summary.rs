@@ -40,6 +40,9 @@ pub struct CellSummary {
     pub failed_request_fraction: Option<f64>,
     /// CPU time of the runtime per op (µs) over the runs that measured it.
     pub cpu_us_per_op: Option<Summary>,
+    /// The uncorrected p99 (µs, from each request's actual send) over the
+    /// runs that kept one.
+    pub uncorrected_p99_us: Option<Summary>,
 }
 
 impl CellSummary {
@@ -54,7 +57,10 @@ impl CellSummary {
         let offered: Vec<f64> = ok.iter().filter_map(|r| r.offered_per_s).collect();
         let mut latency_us = BTreeMap::new();
         for metric in LatencyMetric::ALL {
-            let values: Vec<f64> = ok.iter().filter_map(|r| r.latency.map(|l| l.get(metric))).collect();
+            // Runs whose samples could not support the statistic (blank)
+            // are left out of it.
+            let values: Vec<f64> =
+                ok.iter().filter_map(|r| r.latency.map(|l| l.get(metric))).filter(|v| v.is_finite()).collect();
             if let Some(s) = Summary::of(&values) {
                 latency_us.insert(metric.label(), s);
             }
@@ -78,6 +84,7 @@ impl CellSummary {
             counters,
             failed_request_fraction: failed_request_fraction(records),
             cpu_us_per_op: Summary::of(&ok.iter().filter_map(|r| r.cpu.cpu_us_per_op).collect::<Vec<_>>()),
+            uncorrected_p99_us: Summary::of(&ok.iter().filter_map(|r| r.uncorrected_p99_us).collect::<Vec<_>>()),
         }
     }
 
@@ -187,6 +194,9 @@ pub struct Capacity {
     pub points: usize,
     /// Rates left out because their load generator fell behind.
     pub behind: usize,
+    /// Rates left out because their runs had too few latency samples to
+    /// support the objective's percentile (it is blank).
+    pub too_few_samples: usize,
 }
 
 /// Capacity at `slo` for every series with a load axis.
@@ -195,21 +205,27 @@ pub fn capacities(cells: &[CellSummary], slo: &Slo) -> Vec<Capacity> {
     let mut order: Vec<Series> = Vec::new();
     let mut points: BTreeMap<Series, Vec<(f64, f64)>> = BTreeMap::new();
     let mut behind: BTreeMap<Series, usize> = BTreeMap::new();
-    // Achieved rates, over cells whose generator kept its schedule only.
+    let mut too_few: BTreeMap<Series, usize> = BTreeMap::new();
+    // Achieved rates, over cells whose generator kept its schedule and
+    // whose samples support the percentile only.
     for c in cells {
-        let (Some(load), Some(value)) = (c.achieved_per_s(), c.latency(slo.metric)) else {
+        let Some(load) = c.achieved_per_s() else {
             continue;
         };
+        let value = c.latency(slo.metric);
+        if value.is_none() && c.ok_runs == 0 {
+            continue;
+        }
         let series =
             (c.key.scheduler.clone(), c.key.workers, c.key.workload.clone(), c.key.knobs.clone(), c.key.params.clone());
         if !points.contains_key(&series) {
             order.push(series.clone());
         }
         let pts = points.entry(series.clone()).or_default();
-        if c.kept_schedule() {
-            pts.push((load, value.median));
-        } else {
-            *behind.entry(series).or_default() += 1;
+        match value {
+            None => *too_few.entry(series).or_default() += 1,
+            Some(_) if !c.kept_schedule() => *behind.entry(series).or_default() += 1,
+            Some(v) => pts.push((load, v.median)),
         }
     }
     order
@@ -217,6 +233,7 @@ pub fn capacities(cells: &[CellSummary], slo: &Slo) -> Vec<Capacity> {
         .map(|series| {
             let pts = &points[&series];
             let behind = behind.get(&series).copied().unwrap_or(0);
+            let too_few_samples = too_few.get(&series).copied().unwrap_or(0);
             let (scheduler, workers, workload, knobs, params) = series;
             Capacity {
                 scheduler,
@@ -229,6 +246,7 @@ pub fn capacities(cells: &[CellSummary], slo: &Slo) -> Vec<Capacity> {
                 highest_measured_per_s: pts.iter().map(|p| p.0).fold(0.0, f64::max),
                 points: pts.len(),
                 behind,
+                too_few_samples,
             }
         })
         .collect()

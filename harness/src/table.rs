@@ -81,6 +81,7 @@ struct Optional {
     load: bool,
     failed: bool,
     failed_requests: bool,
+    uncorrected: bool,
 }
 
 /// The share of failed requests, next to the latencies it qualifies.
@@ -95,6 +96,9 @@ fn or_blank(v: Option<String>) -> String {
 fn non_empty_or_blank(text: &str) -> String {
     or_blank((!text.is_empty()).then(|| text.to_string()))
 }
+
+/// The column of the uncorrected p99.
+pub const UNCORRECTED_P99: &str = "p99 uncorr";
 
 /// Asked and offered differ when they are more than this apart (relative).
 const ASKED_OFFERED_TOLERANCE: f64 = 0.01;
@@ -138,6 +142,9 @@ fn cell_row(c: &CellSummary, cells: &[CellSummary], baseline: &str, optional: &O
     row.push(or_blank(thr.map(|s| format!("{:.1}%", s.relative_spread() * PERCENT))));
     for m in [LatencyMetric::P50, LatencyMetric::P99, LatencyMetric::P999, LatencyMetric::Max] {
         row.push(latency_cell(c, m));
+        if m == LatencyMetric::P99 && optional.uncorrected {
+            row.push(or_blank(c.uncorrected_p99_us.map(|s| format_us(s.median))));
+        }
     }
     if optional.failed_requests {
         row.push(failed_requests_cell(c));
@@ -154,8 +161,9 @@ fn cell_row(c: &CellSummary, cells: &[CellSummary], baseline: &str, optional: &O
     row
 }
 
-/// The main table of a result set.
-pub fn cells_table(results: &Results) -> Table {
+/// The main table of a result set; `uncorrected`: with the uncorrected p99
+/// beside the corrected one, when any cell kept it (`--wide`, markdown).
+pub fn cells_table(results: &Results, uncorrected: bool) -> Table {
     let cells = &results.cells;
     let optional = Optional {
         knobs: cells.iter().any(|c| !c.key.knobs.is_empty()),
@@ -163,6 +171,7 @@ pub fn cells_table(results: &Results) -> Table {
         load: cells.iter().any(|c| c.load_per_s().is_some()),
         failed: cells.iter().any(|c| c.failed_runs > 0),
         failed_requests: cells.iter().any(|c| c.failed_request_fraction.is_some_and(|f| f > 0.0)),
+        uncorrected: uncorrected && cells.iter().any(|c| c.uncorrected_p99_us.is_some()),
     };
     let baseline = &results.settings.baseline_sched;
     let mut columns: Vec<(String, bool)> =
@@ -176,6 +185,9 @@ pub fn cells_table(results: &Results) -> Table {
     }
     for name in ["throughput/s", "spread", "p50", "p99", "p99.9", "max"] {
         columns.push((name.into(), true));
+        if name == "p99" && optional.uncorrected {
+            columns.push((UNCORRECTED_P99.into(), true));
+        }
     }
     if optional.failed_requests {
         columns.push(("failed req".into(), true));
@@ -213,14 +225,24 @@ pub fn capacity_table(results: &Results) -> Option<Table> {
                 if c.knobs.is_empty() { BLANK.to_string() } else { c.knobs.clone() },
                 match c.capacity_per_s {
                     Some(r) => format!("{}/s", format_count(r)),
+                    None if c.points == 0 && c.behind == 0 => format!("too few samples for {}", slo.metric.label()),
                     None if c.points == 0 => "no rate kept its schedule".to_string(),
                     None => "below lowest rate".to_string(),
                 },
                 if c.points == 0 { BLANK.to_string() } else { format!("{}/s", format_count(c.highest_measured_per_s)) },
-                if c.behind == 0 {
-                    c.points.to_string()
-                } else {
-                    format!("{} ({} behind, left out)", c.points, c.behind)
+                {
+                    let mut left_out = Vec::new();
+                    if c.behind > 0 {
+                        left_out.push(format!("{} behind", c.behind));
+                    }
+                    if c.too_few_samples > 0 {
+                        left_out.push(format!("{} with too few samples", c.too_few_samples));
+                    }
+                    if left_out.is_empty() {
+                        c.points.to_string()
+                    } else {
+                        format!("{} ({}, left out)", c.points, left_out.join(", "))
+                    }
                 },
             ]
         })
@@ -235,7 +257,7 @@ pub fn capacity_table(results: &Results) -> Option<Table> {
 /// Prints the cells table, the capacity table (with a rate sweep and an
 /// SLO), the legend and the notes: what `run`, `serve` and `load` show.
 pub fn print_results(results: &Results) {
-    crate::out!("{}", cells_table(results).render_text());
+    crate::out!("{}", cells_table(results, results.settings.wide).render_text());
     if let Some(capacity) = capacity_table(results) {
         crate::outln!();
         crate::out!("{}", capacity.render_text());
@@ -275,6 +297,25 @@ pub fn legend(results: &Results) -> Vec<String> {
             ));
         }
         lines.push(line);
+    }
+    if results.cells.iter().any(|c| c.uncorrected_p99_us.is_some()) {
+        lines.push(format!(
+            "{UNCORRECTED_P99} (with --wide, and in the markdown report) = p99 from each request's actual send, as \
+             wrk2 prints beside its corrected one; p99 runs from its scheduled arrival, so a client that fell behind \
+             cannot hide the wait"
+        ));
+    }
+    let blanked = |c: &CellSummary| {
+        c.latency(LatencyMetric::Max).is_some()
+            && LatencyMetric::ALL.into_iter().any(|m| m.quantile().is_some() && c.latency(m).is_none())
+    };
+    if results.cells.iter().any(blanked) {
+        lines.push(format!(
+            "{BLANK} in a percentile column: its runs had too few latency samples to support it (it needs enough that \
+             its 95% order-statistics interval lies within them: p99 {}, p99.9 {} samples; the CSV notes column says which)",
+            format_count(crate::record::min_samples(0.99) as f64),
+            format_count(crate::record::min_samples(0.999) as f64)
+        ));
     }
     if !results.cells.iter().any(|c| c.key.scheduler == results.settings.baseline_sched) {
         lines.push(format!(

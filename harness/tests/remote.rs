@@ -197,11 +197,20 @@ fn merge_the_two_load_processes(dir: &Path) {
     // between the processes' own.
     let max = num("a.csv", "max_us").max(num("b.csv", "max_us"));
     assert_eq!(m("max_us").parse::<f64>().unwrap(), max);
-    for q in ["p50_us", "p99_us"] {
-        let (lo, hi) = (num("a.csv", q).min(num("b.csv", q)), num("a.csv", q).max(num("b.csv", q)));
-        let v: f64 = m(q).parse().unwrap();
-        assert!(lo <= v && v <= hi, "{q} {v} outside [{lo}, {hi}]");
+    let q = "p50_us";
+    let (lo, hi) = (num("a.csv", q).min(num("b.csv", q)), num("a.csv", q).max(num("b.csv", q)));
+    let v: f64 = m(q).parse().unwrap();
+    assert!(lo <= v && v <= hi, "{q} {v} outside [{lo}, {hi}]");
+    // Sample sufficiency: 200 latencies cannot support a p99 (it needs
+    // 381), so each process leaves it blank and says why; the merged 400
+    // can, so the merge reports it (from the added histogram).
+    for csv in ["a.csv", "b.csv"] {
+        let (h, r) = read_csv(&dir.join(csv));
+        assert_eq!(col(&h, &r[0], "p99_us"), "", "{csv}: p99 of 200 samples");
+        assert!(col(&h, &r[0], "notes").contains("200 latency samples: p99 (needs 381)"), "{csv}");
+        assert_ne!(col(&h, &r[0], "p90_us"), "", "{csv}: p90 of 200 samples is supported");
     }
+    assert!(m("p99_us").parse::<f64>().unwrap() <= max, "the merged p99 of 400 samples");
     // Misfits: a CSV twice (overlap), logs without CSVs in a CSV merge of
     // the wrong count, an existing --out, a foreign kind.
     std::fs::copy(dir.join("a.csv"), dir.join("a-copy.csv")).unwrap();

@@ -46,6 +46,8 @@ fn every_workload_runs_with_per_worker_timers_at_1_2_and_128_workers() {
             "--quiet",
             "--csv",
             "out.csv",
+            common::GENEROUS_TIMEOUT[0],
+            common::GENEROUS_TIMEOUT[1],
         ],
     )
     .ok();

@@ -105,7 +105,8 @@ pub fn parse_extras(text: &str) -> Option<Vec<(String, f64)>> {
 
 /// The fields of one row, in [`header`] order.
 pub fn row(env: &Environment, r: &RunRecord) -> Vec<String> {
-    let lat = |m: LatencyMetric| opt(r.latency.map(|l| num(l.get(m))));
+    // A blank statistic (NaN: too few samples) is an empty field.
+    let lat = |m: LatencyMetric| opt(r.latency.map(|l| l.get(m)).filter(|v| v.is_finite()).map(num));
     let mut out = vec![
         SCHEMA_VERSION.to_string(),
         env.timestamp.clone(),

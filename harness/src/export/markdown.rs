@@ -35,7 +35,7 @@ pub fn render(results: &Results) -> String {
         s.seed,
         if s.pin { "on" } else { "off" }
     );
-    out.push_str(&cells_table(results).render_markdown());
+    out.push_str(&cells_table(results, true).render_markdown());
     out.push('\n');
     for line in legend(results) {
         let _ = writeln!(out, "{line}.  ");

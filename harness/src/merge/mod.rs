@@ -40,10 +40,13 @@ use crate::export::{check_outputs, write_output, Kind};
 use crate::health;
 use crate::load::ResultsFile;
 use crate::outcome::{CellOutcome, Results, RunHistograms, Settings};
-use crate::record::{CellKey, Latencies, LatencyMetric, RunRecord, Status, US_PER_NS};
+use crate::record::{
+    insufficient_samples_note, quantile_ci_us, quantile_us, CellKey, Latencies, LatencyMetric, RunRecord, Status,
+    US_PER_NS,
+};
 use crate::slo::Slo;
 use crate::summary::CellSummary;
-use crate::table::Table;
+use crate::table::{Table, BLANK};
 use crate::units::{format_count, format_us};
 use input::{common_settings, Input};
 
@@ -271,7 +274,7 @@ fn add_into(sum: &mut Option<Histogram<u64>>, h: &Histogram<u64>, tag: &str) -> 
 /// Per run: processes, requests, summed throughput, merged percentiles.
 fn runs_table(runs: &[MergedRun]) -> Table {
     let header = ["run", "processes", "requests", "throughput/s", "p50", "p99", "p99.9", "max"];
-    let q = |h: &Histogram<u64>, q: f64| format_us(h.value_at_quantile(q) as f64 * US_PER_NS);
+    let q = |h: &Histogram<u64>, q: f64| quantile_us(h, q).map_or_else(|| BLANK.to_string(), format_us);
     Table {
         header: header.map(String::from).to_vec(),
         right: vec![false, true, true, true, true, true, true, true],
@@ -330,6 +333,7 @@ fn unknown_settings() -> Settings {
         timeout_s: f64::NAN,
         baseline_sched: String::new(),
         slo: None,
+        wide: false,
     }
 }
 
@@ -458,8 +462,8 @@ fn merged_record(
     r.throughput_per_s = sum(&only, |r| r.throughput_per_s);
     r.offered_per_s = sum(&only, |r| r.offered_per_s);
     r.latency = Latencies::from_histogram_ns(&m.latency_ns);
-    r.uncorrected_p99_us =
-        m.uncorrected_ns.as_ref().filter(|h| !h.is_empty()).map(|h| h.value_at_quantile(0.99) as f64 * US_PER_NS);
+    r.p99_ci_us = quantile_ci_us(&m.latency_ns, 0.99);
+    r.uncorrected_p99_us = m.uncorrected_ns.as_ref().and_then(|h| quantile_us(h, 0.99));
     r.schedule_slipped = only.iter().any(|r| r.schedule_slipped);
     let params: BTreeSet<&str> = only.iter().map(|r| r.resolved_params.as_str()).collect();
     r.resolved_params = if params.len() == 1 { only[0].resolved_params.clone() } else { String::new() };
@@ -467,6 +471,7 @@ fn merged_record(
     for (p, _) in rows.iter().filter(|(_, r)| r.schedule_slipped) {
         notes.push(format!("`{}` did not keep its schedule", p.display()));
     }
+    notes.extend(insufficient_samples_note(&m.latency_ns));
     r.notes = notes.join("; ");
     if let Some(reason) = health::too_many_failures(&r) {
         (r.status, r.error) = (Status::Failed, reason);

@@ -128,6 +128,14 @@ pub fn col<'a>(header: &[String], row: &'a [String], column: &str) -> &'a str {
     &row[i]
 }
 
+/// A watchdog limit for tests whose cells are many threads on a tiny run
+/// (128 workers oversubscribed): the default (3 x the run + 10 s) is a few
+/// hundred times a 20 ms run, which two CPU hogs and a parallel test
+/// binary have exceeded (`per-worker x128 spawn-many-remote-busy1`, 10.1 s,
+/// load 16). These tests assert that every run is healthy, not how fast:
+/// 300 s is 15,000 times the run, and the watchdog still catches a hang.
+pub const GENEROUS_TIMEOUT: [&str; 2] = ["--timeout", "300s"];
+
 /// One quick cell: steal-half, 1 worker, a small yield-many, 1 run, quiet.
 pub const QUICK: &[&str] = &[
     "--sched",
