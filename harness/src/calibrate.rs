@@ -393,18 +393,42 @@ fn loadgen_bias() -> Check {
 
 /// `((reference p50, p99), (load p50, p99))` in µs.
 fn measure_bias() -> Result<((f64, f64), (f64, f64))> {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use wsbench_workloads::api::{RunOptions, RuntimeSpec, WorkloadSpec};
-    let rt = RuntimeSpec::parse("steal-half", 1).context("the server's runtime")?;
-    let spec = |params: &[(&str, &str)], rate| WorkloadSpec {
+    use wsbench_workloads::api::RunOptions;
+    with_http_server(|addr, rt| {
+        let reference =
+            wsbench_workloads::client::latency_floor(addr, BIAS_RATE, BIAS_SPAN).context("the reference client")?;
+        let us = |ns: u64| ns as f64 / 1e3;
+        let params = [("connections", "1"), ("client-threads", "1"), ("arrival", "uniform")];
+        let opts = RunOptions { duration: BIAS_SPAN, warmup: Duration::from_millis(200), seed: 1 };
+        let out = wsbench_workloads::remote::load(addr, rt, &http_spec(&params, Some(BIAS_RATE)), &opts)
+            .context("wsbench load")?;
+        anyhow::ensure!(!out.latency_ns.is_empty(), "wsbench load recorded no latency");
+        let q = |p: f64| us(out.latency_ns.value_at_quantile(p));
+        Ok(((us(reference.p50_ns), us(reference.p99_ns)), (q(0.5), q(0.99))))
+    })
+}
+
+/// The `http` workload's spec with `params`, open loop at `rate`.
+fn http_spec(params: &[(&str, &str)], rate: Option<f64>) -> wsbench_workloads::api::WorkloadSpec {
+    wsbench_workloads::api::WorkloadSpec {
         name: "http".to_string(),
         params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         rate_per_s: rate,
-    };
+    }
+}
+
+/// Runs `f` against an in-process `http` server (steal-half, 1 worker) on
+/// a loopback port, and stops the server after it.
+fn with_http_server<T>(
+    f: impl FnOnce(std::net::SocketAddr, &wsbench_workloads::api::RuntimeSpec) -> Result<T>,
+) -> Result<T> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use wsbench_workloads::api::RuntimeSpec;
+    let rt = RuntimeSpec::parse("steal-half", 1).context("the server's runtime")?;
     let stop = AtomicBool::new(false);
     let (bound_tx, bound_rx) = std::sync::mpsc::channel();
     let server_rt = rt.clone();
-    let (stop, spec) = (&stop, &spec);
+    let stop = &stop;
     std::thread::scope(|scope| -> Result<_> {
         let server = scope.spawn(move || {
             let mut on_bound = move |a| {
@@ -419,23 +443,14 @@ fn measure_bias() -> Result<((f64, f64), (f64, f64))> {
             };
             wsbench_workloads::remote::serve(
                 &server_rt,
-                &spec(&[], None),
+                &http_spec(&[], None),
                 "127.0.0.1:0".parse().expect("address"),
                 until,
             )
         });
         let measured = (|| -> Result<_> {
             let addr = bound_rx.recv_timeout(Duration::from_secs(30)).context("the server did not start listening")?;
-            let reference =
-                wsbench_workloads::client::latency_floor(addr, BIAS_RATE, BIAS_SPAN).context("the reference client")?;
-            let us = |ns: u64| ns as f64 / 1e3;
-            let params = [("connections", "1"), ("client-threads", "1"), ("arrival", "uniform")];
-            let opts = RunOptions { duration: BIAS_SPAN, warmup: Duration::from_millis(200), seed: 1 };
-            let out = wsbench_workloads::remote::load(addr, &rt, &spec(&params, Some(BIAS_RATE)), &opts)
-                .context("wsbench load")?;
-            anyhow::ensure!(!out.latency_ns.is_empty(), "wsbench load recorded no latency");
-            let q = |p: f64| us(out.latency_ns.value_at_quantile(p));
-            Ok(((us(reference.p50_ns), us(reference.p99_ns)), (q(0.5), q(0.99))))
+            f(addr, &rt)
         })();
         // Relaxed: see above.
         stop.store(true, Ordering::Relaxed);
@@ -444,6 +459,97 @@ fn measure_bias() -> Result<((f64, f64), (f64, f64))> {
         served.context("the server")?;
         Ok(figures)
     })
+}
+
+/// The rate the load-generator ceiling check asks of one client thread:
+/// far beyond what one thread can pace, so what it reaches is its ceiling.
+const CEILING_ASKED_PER_S: f64 = 1_000_000.0;
+/// How long the ceiling check measures.
+const CEILING_SPAN: Duration = Duration::from_secs(1);
+/// Connections of the ceiling check (as in `scripts/wrk-check.sh`).
+const CEILING_CONNECTIONS: &str = "16";
+
+/// What one client thread reached when asked far more than it can pace:
+/// the figure the pre-sweep warning holds a `--rate` against.
+pub const CEILING_CHECK: &str = "loadgen-ceiling";
+/// The figure of [`CEILING_CHECK`] that holds the reached rate.
+pub const CEILING_FIGURE: &str = "offered_per_s_per_client_thread";
+
+/// `wsbench load`, one client thread on 16 connections, asked
+/// [`CEILING_ASKED_PER_S`] of the in-process `http` server: the rate it
+/// really offered. This is a lower bound of the client's own ceiling (the
+/// one-worker server on the same cores may be the limit), so a rate beyond
+/// it is a warning, not a refusal.
+fn loadgen_ceiling() -> Check {
+    use wsbench_workloads::api::RunOptions;
+    let tol = "informational: a --rate above client-threads x this figure gets a warning before the sweep".to_string();
+    let measured = with_http_server(|addr, rt| {
+        let params = [("connections", CEILING_CONNECTIONS), ("client-threads", "1"), ("arrival", "uniform")];
+        let opts = RunOptions { duration: CEILING_SPAN, warmup: Duration::from_millis(100), seed: 1 };
+        let out = wsbench_workloads::remote::load(addr, rt, &http_spec(&params, Some(CEILING_ASKED_PER_S)), &opts)
+            .context("wsbench load")?;
+        // Requests handed to the connections per second of the window (the
+        // oldest first, so at this overload none is of the window itself).
+        out.offered_per_s.context("the load generator measured no offered rate")
+    });
+    match measured {
+        Ok(offered) => Check {
+            check: CEILING_CHECK.to_string(),
+            verdict: Verdict::Ok,
+            figures: vec![fig(CEILING_FIGURE, offered, "/s")],
+            detail: format!(
+                "asked {:.0}/s of one client thread on {CEILING_CONNECTIONS} connections to an in-process http \
+                 server (steal-half x1): it sent {offered:.0}/s",
+                CEILING_ASKED_PER_S
+            ),
+            tolerance: tol,
+        },
+        Err(e) => Check {
+            check: CEILING_CHECK.to_string(),
+            verdict: Verdict::Warn,
+            figures: Vec::new(),
+            detail: format!("the load-generator ceiling could not be measured: {e:#}"),
+            tolerance: tol,
+        },
+    }
+}
+
+/// Before a sweep: a warning for each (workload, client threads, rate)
+/// whose asked rate is beyond what that many client threads reached in
+/// `calibration`'s [`CEILING_CHECK`] (this machine's latest). Cells
+/// without client threads (benchmarks, the in-process generators) and a
+/// missing calibration give none: nothing is guessed.
+pub fn pacing_warnings(cells: &[crate::config::Cell], calibration: Option<&Calibration>) -> Vec<String> {
+    let Some((per_thread, taken)) = calibration.and_then(|c| {
+        let check = c.checks.iter().find(|k| k.check == CEILING_CHECK)?;
+        let figure = check.figures.iter().find(|f| f.name == CEILING_FIGURE)?;
+        (figure.value.is_finite() && figure.value > 0.0).then(|| (figure.value, c.taken_at.clone()))
+    }) else {
+        return Vec::new();
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for cell in cells {
+        let Some(rate) = cell.spec.rate_per_s else { continue };
+        let Ok(params) = wsbench_workloads::resolved_params(&cell.runtime, &cell.spec) else { continue };
+        let Some(threads) = params.iter().find(|(k, _)| k == "client-threads").and_then(|(_, v)| v.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        let reach = per_thread * threads as f64;
+        if rate > reach && seen.insert((cell.spec.name.clone(), threads, rate.to_bits())) {
+            out.push(format!(
+                "--rate {} for {} asks more than its {threads} client thread(s) reached here: `doctor --calibrate` \
+                 ({taken}) measured one client thread sending {}/s, so about {}/s for {threads}; the row will likely \
+                 fall behind (marked `behind`, left out of capacity); more --param client-threads=N raise it",
+                crate::units::format_count(rate),
+                cell.spec.name,
+                crate::units::format_count(per_thread),
+                crate::units::format_count(reach),
+            ));
+        }
+    }
+    out
 }
 
 fn steal(before: Option<(u64, u64)>, after: Option<(u64, u64)>, span: Duration) -> Check {
@@ -511,7 +617,8 @@ pub struct Taken {
 pub fn measure(span: Duration, taken: Taken) -> Calibration {
     let started = Instant::now();
     let stat0 = read_proc_stat();
-    let mut checks = vec![spin_drift(span), cpu_meter(), park_unpark(), timer(), loopback(), loadgen_bias()];
+    let mut checks =
+        vec![spin_drift(span), cpu_meter(), park_unpark(), timer(), loopback(), loadgen_bias(), loadgen_ceiling()];
     let stat1 = read_proc_stat();
     checks.push(steal(stat0, stat1, started.elapsed()));
     let findings = doctor::inspect(&Machine::this(), crate::config::allowed_cpus(), 1, Duration::ZERO);

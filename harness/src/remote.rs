@@ -181,6 +181,10 @@ pub fn load_main(a: &LoadArgs) -> Result<ExitCode> {
     config.baseline_sched = a.label.clone();
     let plan = config.plan()?;
     export::check_all(&config)?;
+    let calibration = Environment::capture().calibration;
+    for w in crate::calibrate::pacing_warnings(&plan.cells, calibration.as_ref()) {
+        eprintln!("warning: {w}");
+    }
     let mut outcomes = Vec::new();
     for mut cell in plan.cells {
         cell.key.scheduler = a.label.clone();

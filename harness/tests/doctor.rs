@@ -7,13 +7,14 @@ mod common;
 
 use common::{scratch, wsbench_env};
 
-const CHECKS: [&str; 11] = [
+const CHECKS: [&str; 12] = [
     "spin-drift",
     "cpu-meter",
     "park-unpark",
     "timer",
     "loopback-floor",
     "loadgen-bias",
+    "loadgen-ceiling",
     "steal",
     "governor",
     "cpuidle",
@@ -23,13 +24,14 @@ const CHECKS: [&str; 11] = [
 
 /// Checks whose figures are measured on every Linux machine (the others
 /// may be blank where the kernel does not say).
-const MEASURED: [(&str, &[&str]); 6] = [
+const MEASURED: [(&str, &[&str]); 7] = [
     ("spin-drift", &["calibrations", "median", "min", "max", "range_pct"]),
     ("cpu-meter", &["nominal_ms", "thread_clock_ms", "meter_ms", "meter_error_pct", "spin_error_pct"]),
     ("park-unpark", &["round_trip_us", "yield_us", "round_trip_per_yield"]),
     ("timer", &["late_p50_us", "late_p99_us", "late_max_us"]),
     ("loopback-floor", &["echo_p50_us", "echo_p99_us"]),
     ("loadgen-bias", &["reference_p50_us", "reference_p99_us", "load_p50_us", "load_p99_us", "bias_p50_us"]),
+    ("loadgen-ceiling", &["offered_per_s_per_client_thread"]),
 ];
 
 #[test]
@@ -108,6 +110,26 @@ fn calibrate_prints_every_check_writes_json_and_runs_carry_it() {
     let extras = doc["cells"][0]["runs"][0]["extras"].as_object().unwrap().clone();
     assert!(extras["spin_drift"].as_f64().is_some_and(f64::is_finite), "{extras:?}");
     assert!(extras["spin_iters_per_ns"].as_f64().is_some_and(|v| v > 0.0), "{extras:?}");
+    // Before a sweep, a rate beyond what the client threads reached in the
+    // calibration is warned about, with the measured figure. No client
+    // thread sends 10 million requests a second; every one sends 1.
+    let ceiling = checks.iter().find(|c| c["check"] == "loadgen-ceiling").unwrap();
+    let reached = ceiling["figures"][0]["value"].as_f64().unwrap();
+    assert!(reached > 1.0 && reached < 1e7, "{ceiling}");
+    let sweep = |rate: &str| {
+        let args = ["--sched", "global", "--workers", "1", "--workload", "http", "--rate", rate, "-q"];
+        let tail = ["--param", "arrival=uniform", "--duration", "20ms", "--warmup", "0s", "--runs", "1"];
+        wsbench_env(&dir, &[&args[..], &tail[..]].concat(), &env)
+    };
+    let fast = sweep("10000000,1");
+    let warnings: Vec<&str> = fast.stderr.lines().filter(|l| l.starts_with("warning: --rate")).collect();
+    assert_eq!(warnings.len(), 1, "one warning, for 10M/s only:\n{}", fast.stderr);
+    assert!(
+        warnings[0].contains("--rate 10.00M for http") && warnings[0].contains("1 client thread(s)"),
+        "{}",
+        warnings[0]
+    );
+    assert!(!sweep("1").stderr.contains("warning: --rate"), "1/s is within reach");
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -72,6 +72,6 @@ pub mod __bench {
     }
 }
 pub use openloop::SLIP_LAG_P99;
-pub use plan::{MAX_RATE_PER_S, MAX_WORKERS};
+pub use plan::{resolved_params, MAX_RATE_PER_S, MAX_WORKERS};
 pub use runner::{register_reference, run, validate, workloads};
 pub use sched::{schedulers, RegisterReferenceError};

@@ -126,6 +126,13 @@ pub(crate) fn plan(rt: &RuntimeSpec, w: &WorkloadSpec) -> Result<Plan, Error> {
     Ok(Plan { work, params: p.into_resolved(), notes })
 }
 
+/// The parameter values a run of `w` on `rt` would use, defaults and
+/// `auto` resolved (`client-threads=auto` as its number), without running
+/// it: what the harness checks before a sweep.
+pub fn resolved_params(rt: &RuntimeSpec, w: &WorkloadSpec) -> Result<Vec<(String, String)>, Error> {
+    plan(rt, w).map(|p| p.params)
+}
+
 fn closed_work(p: &mut Params<'_>, workers: usize) -> Result<Work, Error> {
     let mut b = Bench { shape: Shape::SpawnManyLocal, size: 0, yields: 0, busy_tasks: 0, stall: Duration::ZERO };
     let workers = workers as u64;
