@@ -12,6 +12,10 @@ use wsbench_schedulers::topology::Imposed;
 pub use crate::sched::{Sched, SchedInfo};
 use crate::Error;
 
+/// Counter values in the order of `COUNTER_NAMES` then
+/// `DRIVER_COUNTER_NAMES`; `None` where the runtime cannot report one.
+pub type Counters = Vec<(&'static str, Option<u64>)>;
+
 /// A workload parameter (`--param name=value`).
 #[derive(Debug, Clone, Copy)]
 pub struct ParamInfo {
@@ -175,7 +179,7 @@ pub struct RunOutput {
     pub service_ns: Option<Histogram<u64>>,
     /// Counters in the order of `wsbench_schedulers::metrics::COUNTER_NAMES`
     /// then `DRIVER_COUNTER_NAMES`; `None` where the runtime cannot report it.
-    pub counters: Vec<(&'static str, Option<u64>)>,
+    pub counters: Counters,
     /// True when the load generator fell behind its schedule.
     pub schedule_slipped: bool,
     /// Human-readable notes (slipped schedule, failures, ...).

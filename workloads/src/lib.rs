@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod affinity;
 pub mod api;
 pub mod arrivals;
 mod bench;
@@ -29,6 +30,7 @@ pub mod dist;
 mod error;
 mod http;
 pub mod instruments;
+mod loadgen;
 mod micro;
 mod openloop;
 mod params;
@@ -71,7 +73,7 @@ pub mod __bench {
         }
     }
 }
-pub use openloop::SLIP_LAG_P99;
+pub use loadgen::SLIP_LAG_P99;
 pub use plan::{resolved_params, MAX_RATE_PER_S, MAX_WORKERS};
 pub use runner::{register_reference, run, validate, workloads};
 pub use sched::{schedulers, RegisterReferenceError};

@@ -8,7 +8,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::dist::Dist;
-use crate::openloop::{Outcome, Request, INJECTED_PANIC};
+use crate::loadgen::Request;
+use crate::openloop::{Outcome, INJECTED_PANIC};
 use crate::record::nanos;
 use crate::rt::Spawner;
 use crate::spin::spin_ns;

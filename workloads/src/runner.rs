@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use wsbench_schedulers::SchedulerKind;
 
+use crate::affinity::{check_cores, pin_current};
 use crate::api::{RunOptions, RunOutput, RuntimeSpec, WorkloadInfo, WorkloadSpec};
 use crate::bench::run_bench;
 use crate::catalog::WORKLOADS;
@@ -18,7 +19,7 @@ use crate::openloop::{run_in_process, Injection};
 use crate::plan::{plan, Plan, Work};
 use crate::rt::smol_rt::Smol;
 use crate::rt::tokio_rt::{TokioCurrent, TokioMulti};
-use crate::rt::{check_cores, Rt, Spawner};
+use crate::rt::{Rt, Spawner};
 use crate::sched::{register, RegisterReferenceError, SchedInfo, Which};
 use crate::storm::run_storm;
 use crate::tcp::run_tcp;
@@ -56,7 +57,7 @@ pub fn run(rt: &RuntimeSpec, w: &WorkloadSpec, opts: &RunOptions) -> Result<RunO
     if native && single_threaded(which) {
         meter.include_calling_thread();
         // It is the worker: pinned where workers are (`--pin`).
-        crate::rt::pin_current(&rt.worker_cores, 0);
+        pin_current(&rt.worker_cores, 0);
     }
     let m = &meter;
     let mut out = match which {

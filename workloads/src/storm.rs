@@ -40,10 +40,11 @@ use std::time::Instant;
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
 
+use crate::affinity::pin_current;
 use crate::api::{RunOptions, RunOutput};
 use crate::cpu::CpuMeter;
 use crate::record::{nanos, new_histogram};
-use crate::rt::{counters_delta, pin_current, Rt, Spawner};
+use crate::rt::{counters_delta, Rt, Spawner};
 
 /// Tasks a spawner spawns between two clock reads and two checks of its
 /// in-flight count.

@@ -9,7 +9,7 @@ use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
 
 use super::proto::{Parsed, Protocol};
-use crate::openloop::Request;
+use crate::loadgen::Request;
 
 /// Where a connection is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

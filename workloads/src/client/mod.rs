@@ -58,10 +58,11 @@ use mio::{Events, Interest, Poll, Token};
 use self::conn::{Conn, ReadOutcome, State};
 use self::pace::Pacer;
 use self::proto::Protocol;
+use crate::affinity::pin_current;
+use crate::api::Counters;
 use crate::cpu::CpuMeter;
-use crate::openloop::{drain_budget, mix, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Request, Window};
+use crate::loadgen::{drain_budget, mix, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Request, Window};
 use crate::record::{Collector, Histos};
-use crate::rt::{pin_current, Counters};
 use crate::Error;
 
 /// Longest epoll wait: bounds how late the loop notices the end of the

@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use crate::openloop::Request;
+use crate::loadgen::Request;
 use crate::record::nanos;
 
 /// The request header with the client's metadata.

@@ -15,7 +15,7 @@ use hdrhistogram::Histogram;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
-use crate::openloop::wait_until;
+use crate::loadgen::wait_until;
 use crate::record::{nanos, new_histogram};
 use crate::Error;
 

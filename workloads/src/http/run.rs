@@ -12,7 +12,7 @@ use crate::client::h2::{run_h2_clients, H2Target};
 use crate::client::proto::Http1;
 use crate::client::{client_report, run_clients, ClientShape};
 use crate::cpu::CpuMeter;
-use crate::openloop::{LoadSpec, OpenReport};
+use crate::loadgen::{LoadSpec, OpenReport};
 use crate::record::Collector;
 use crate::rt::{accept_next, counters_delta, Rt, Spawner};
 use crate::tcp::{loopback_any, start_server};

@@ -16,8 +16,9 @@ use rand::SeedableRng;
 
 use super::{Http, Proto};
 use crate::client::proto::{body, Meta, FLAG_HELLO, FLAG_MEASURED, FLAG_PANIC, META_HEADER};
+use crate::loadgen::Request;
 use crate::micro::{fan_out, maybe_panic};
-use crate::openloop::{Outcome, Request};
+use crate::openloop::Outcome;
 use crate::record::Collector;
 use crate::rt::{HttpResponse, ServeHttp, ServiceFuture, Spawner};
 use crate::spin::spin_ns;

@@ -21,7 +21,6 @@
 pub(crate) mod hyper_io;
 pub(crate) mod listen;
 pub(crate) mod ours;
-mod pin;
 mod serve;
 pub(crate) mod smol_rt;
 pub(crate) mod tokio_rt;
@@ -31,7 +30,6 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-pub(crate) use pin::{check_cores, pin_current};
 pub(crate) use serve::serve_connection;
 pub use serve::{HttpResponse, ServeHttp, ServiceFuture};
 pub use tokio_rt::{TokioJoin, TokioMulti, TokioSpawner};
@@ -66,9 +64,7 @@ pub trait Rt: Sized + 'static {
     fn shutdown(self, grace: Duration);
 }
 
-/// Counter values in the order of `COUNTER_NAMES` then
-/// `DRIVER_COUNTER_NAMES`; `None` where the runtime cannot report one.
-pub type Counters = Vec<(&'static str, Option<u64>)>;
+pub use crate::api::Counters;
 
 /// What workloads do with a runtime: spawn, join, yield, sleep, time out,
 /// TCP, counters. `Clone + Send + Sync` so that tasks can carry it.

@@ -17,7 +17,8 @@ use wsbench_schedulers::{Builder, Handle, JoinHandle, Runtime, SchedulerKind};
 
 use super::hyper_io::{OursExec, OursIo, OursTimer};
 use super::listen::bind_listener;
-use super::{pin_current, serve_connection, Counters, Rt, ServeHttp, Spawner, TaskFailed};
+use super::{serve_connection, Counters, Rt, ServeHttp, Spawner, TaskFailed};
+use crate::affinity::pin_current;
 use crate::api::RuntimeSpec;
 use crate::Error;
 

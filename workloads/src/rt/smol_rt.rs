@@ -25,7 +25,8 @@ use tokio::sync::oneshot;
 
 use super::hyper_io::{SmolExec, SmolIo, SmolTimerGlue};
 use super::listen::bind_listener;
-use super::{no_counters, pin_current, serve_connection, Counters, Rt, ServeHttp, Spawner, TaskFailed};
+use super::{no_counters, serve_connection, Counters, Rt, ServeHttp, Spawner, TaskFailed};
+use crate::affinity::pin_current;
 use crate::api::RuntimeSpec;
 use crate::Error;
 

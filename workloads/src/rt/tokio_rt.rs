@@ -23,7 +23,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
 
 use super::listen::bind_listener;
-use super::{counter_names, pin_current, serve_connection, Counters, Rt, ServeHttp, Spawner, TaskFailed};
+use super::{counter_names, serve_connection, Counters, Rt, ServeHttp, Spawner, TaskFailed};
+use crate::affinity::pin_current;
 use crate::api::RuntimeSpec;
 use crate::Error;
 

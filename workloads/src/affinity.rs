@@ -1,4 +1,5 @@
-//! Pinning threads to cores (workers and load generators).
+//! Pinning threads to cores: the runtimes' workers (`rt/`) and the load
+//! generators (`openloop`, `client/`, `storm`) alike.
 
 use crate::Error;
 
