@@ -13,6 +13,7 @@ mod blocking;
 mod coop;
 mod driver;
 mod fairness;
+mod fast_rand;
 mod inject;
 mod kind;
 pub mod knobs;

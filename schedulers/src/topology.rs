@@ -20,7 +20,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::fairness::FastRand;
+use crate::fast_rand::FastRand;
 use crate::knobs::Victim;
 use crate::metrics::Counters;
 

@@ -26,7 +26,8 @@ pub(crate) mod queue;
 
 use crossbeam_utils::CachePadded;
 
-use crate::fairness::{Fairness, FastRand};
+use crate::fairness::Fairness;
+use crate::fast_rand::FastRand;
 use crate::inject::Inject;
 use crate::knobs::{InjectBatch, Knobs, StealAmount};
 use crate::metrics::Counters;

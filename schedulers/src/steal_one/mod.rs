@@ -15,7 +15,8 @@
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 
-use crate::fairness::{Fairness, FastRand};
+use crate::fairness::Fairness;
+use crate::fast_rand::FastRand;
 use crate::global::{close_injector, pop_injector, push_closable};
 use crate::knobs::Knobs;
 use crate::loom::sync::atomic::AtomicBool;
