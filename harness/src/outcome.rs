@@ -84,6 +84,12 @@ pub struct Settings {
     /// `--wide`: how the table is shown, not how anything was measured.
     #[serde(skip)]
     pub wide: bool,
+    /// Whether each workload of the plan is open-loop, by name, as the
+    /// Runner knows it from the workloads crate: the table's legend says
+    /// from it what a row's latency is, so Reports need not ask the
+    /// workloads. Empty where results come from files (merge).
+    #[serde(skip)]
+    pub open_loop: std::collections::BTreeMap<String, bool>,
 }
 
 impl Settings {
@@ -99,6 +105,7 @@ impl Settings {
             baseline_sched: config.baseline_sched.clone(),
             slo: config.slo,
             wide: config.wide,
+            open_loop: config.workloads.iter().map(|w| (w.name.to_string(), w.open_loop)).collect(),
         }
     }
 }
@@ -273,6 +280,7 @@ mod tests {
             baseline_sched: "tokio".into(),
             slo: None,
             wide: false,
+            open_loop: Default::default(),
         }
     }
 

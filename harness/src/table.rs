@@ -275,7 +275,10 @@ pub fn legend(results: &Results) -> Vec<String> {
          (load generator and harness excluded); thr/{base} and p99/{base} = ratios of the medians to {base} in the same cell \
          (open-loop workloads offer everyone the same load, so read their p99 ratio)",
         runs = results.settings.runs,
-        latency = latency_legend(results.cells.iter().map(|c| c.key.workload.as_str())),
+        latency = latency_legend(results.cells.iter().map(|c| {
+            let name = c.key.workload.as_str();
+            (name, results.settings.open_loop.get(name).copied())
+        })),
         base = results.settings.baseline_sched
     )];
     if results.cells.iter().any(|c| c.failed_request_fraction.is_some_and(|f| f > 0.0)) {
@@ -326,21 +329,22 @@ pub fn legend(results: &Results) -> Vec<String> {
     lines
 }
 
-/// What the latency columns mean for the workloads in the table: an
+/// What the latency columns mean for the workloads in the table, each
+/// given with whether it is open-loop (`None`: not known here): an
 /// open-loop row's latency runs from each request's intended send time to
 /// its completion; a benchmark row's is the time of one iteration;
 /// `spawn-storm`'s is the time of one spawn call.
-pub fn latency_legend<'a>(workloads: impl IntoIterator<Item = &'a str>) -> String {
+pub fn latency_legend<'a>(workloads: impl IntoIterator<Item = (&'a str, Option<bool>)>) -> String {
     let (mut open, mut bench, mut other): (Vec<&str>, Vec<&str>, Vec<&str>) = Default::default();
     let mut storm = false;
-    for name in workloads {
-        let kind = match wsbench_workloads::workloads().iter().find(|w| w.name == name) {
+    for (name, open_loop) in workloads {
+        let kind = match open_loop {
             _ if name == "spawn-storm" => {
                 storm = true;
                 continue;
             }
-            Some(info) if info.open_loop => &mut open,
-            Some(_) => &mut bench,
+            Some(true) => &mut open,
+            Some(false) => &mut bench,
             None => &mut other,
         };
         if !kind.contains(&name) {
@@ -373,14 +377,22 @@ mod tests {
     #[test]
     fn the_legend_says_what_each_rows_latency_is() {
         assert_eq!(
-            latency_legend(["yield-many", "rpc-fanout", "yield-many", "tcp-rpc"]),
+            latency_legend([
+                ("yield-many", Some(false)),
+                ("rpc-fanout", Some(true)),
+                ("yield-many", Some(false)),
+                ("tcp-rpc", Some(true))
+            ]),
             "latency of rpc-fanout, tcp-rpc (open loop) = from each request's intended send time to its completion; \
              latency of yield-many (benchmark) = time per iteration"
         );
-        assert_eq!(latency_legend(["chained-spawn"]), "latency of chained-spawn (benchmark) = time per iteration");
-        assert_eq!(latency_legend(["no-such"]), "latency of no-such = as its workload recorded it");
         assert_eq!(
-            latency_legend(["spawn-storm", "chained-spawn"]),
+            latency_legend([("chained-spawn", Some(false))]),
+            "latency of chained-spawn (benchmark) = time per iteration"
+        );
+        assert_eq!(latency_legend([("no-such", None)]), "latency of no-such = as its workload recorded it");
+        assert_eq!(
+            latency_legend([("spawn-storm", Some(false)), ("chained-spawn", Some(false))]),
             "latency of chained-spawn (benchmark) = time per iteration; \
              latency of spawn-storm = time per spawn call (each batch of 64 timed as one)"
         );

@@ -334,6 +334,7 @@ fn unknown_settings() -> Settings {
         baseline_sched: String::new(),
         slo: None,
         wide: false,
+        open_loop: Default::default(),
     }
 }
 
