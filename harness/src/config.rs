@@ -192,8 +192,6 @@ fn shard_cells(cells: Vec<Cell>, shard: Shard, interleave: bool) -> Vec<Cell> {
 /// One cell of the matrix.
 #[derive(Debug, Clone)]
 pub struct Cell {
-    /// Scheduler.
-    pub sched: Sched,
     /// Workload.
     pub workload: &'static WorkloadInfo,
     /// What the workloads crate needs to build the runtime.
@@ -557,7 +555,7 @@ impl RunConfig {
             params: join_pairs(params),
             rate_per_s: rate,
         };
-        Ok(Cell { sched, workload, runtime, spec, key })
+        Ok(Cell { workload, runtime, spec, key })
     }
 }
 

@@ -223,14 +223,6 @@ impl Sched {
         }
     }
 
-    /// Its line in `wsbench list`.
-    pub fn info(self) -> SchedInfo {
-        schedulers()
-            .into_iter()
-            .find(|s| s.name == self.name())
-            .unwrap_or_else(|| unreachable!("resolved scheduler `{}` is not listed", self.name()))
-    }
-
     pub(crate) fn which(self) -> Which {
         self.0
     }
