@@ -97,9 +97,7 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
     let plan = config.plan()?;
     let mut exporters = export::open_all(&config)?;
     let mut env = Environment::capture();
-    for w in crate::calibrate::pacing_warnings(&plan.cells, env.calibration.as_ref()) {
-        eprintln!("warning: {w}");
-    }
+    crate::calibrate::warn_pacing(&plan.cells, env.calibration.as_ref());
     let planned = config.workers.iter().copied().max().unwrap_or(1);
     env.findings = doctor::inspect(&Machine::this(), config::allowed_cpus(), planned, doctor::BUSY_SAMPLE);
     let mut base_results = config.ab.as_ref().map(|ab| {

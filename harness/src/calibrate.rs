@@ -519,7 +519,14 @@ fn loadgen_ceiling() -> Check {
 /// `calibration`'s [`CEILING_CHECK`] (this machine's latest). Cells
 /// without client threads (benchmarks, the in-process generators) and a
 /// missing calibration give none: nothing is guessed.
-pub fn pacing_warnings(cells: &[crate::config::Cell], calibration: Option<&Calibration>) -> Vec<String> {
+/// Prints [`pacing_warnings`] on stderr, before a sweep (`run`, `load`).
+pub fn warn_pacing(cells: &[crate::config::Cell], calibration: Option<&Calibration>) {
+    for w in pacing_warnings(cells, calibration) {
+        eprintln!("warning: {w}");
+    }
+}
+
+fn pacing_warnings(cells: &[crate::config::Cell], calibration: Option<&Calibration>) -> Vec<String> {
     let Some((per_thread, taken)) = calibration.and_then(|c| {
         let check = c.checks.iter().find(|k| k.check == CEILING_CHECK)?;
         let figure = check.figures.iter().find(|f| f.name == CEILING_FIGURE)?;

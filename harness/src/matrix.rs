@@ -16,7 +16,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use hdrhistogram::Histogram;
 use wsbench_workloads::api::{RunOptions, RunOutput, RuntimeSpec, WorkloadSpec};
 
 use crate::config::{interleave_key, Cell, CellList, RunConfig};
@@ -25,8 +24,8 @@ use crate::outcome::{panic_message, CellOutcome, Results, RunEnd, RunHistograms}
 use crate::pin::{self, CorePlan};
 use crate::progress::Progress;
 use crate::record::{
-    counter_names, insufficient_samples_note, join_pairs, quantile_ci_us, quantile_us, CellKey, Latencies, RunRecord,
-    Status,
+    counter_names, insufficient_samples_note, join_pairs, p99_us, quantile_ci_us, CellKey, Latencies, RunRecord,
+    Status, P99,
 };
 use crate::summary::CellSummary;
 use crate::{ab, backend, health, interrupt};
@@ -66,12 +65,6 @@ fn run_with_watchdog(runtime: RuntimeSpec, spec: WorkloadSpec, options: RunOptio
     end
 }
 
-const P99: f64 = 0.99;
-
-fn p99_us(h: &Option<Histogram<u64>>) -> Option<f64> {
-    h.as_ref().and_then(|h| quantile_us(h, P99))
-}
-
 /// The completions that throughput counts: an open-loop run's inside its
 /// measured window (`completed_in_window`; the drain is not in the window),
 /// else every one.
@@ -102,9 +95,9 @@ pub fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan,
         offered_per_s: out.offered_per_s,
         latency: Latencies::from_histogram_ns(&out.latency_ns),
         p99_ci_us: quantile_ci_us(&out.latency_ns, P99),
-        uncorrected_p99_us: p99_us(&out.uncorrected_ns),
-        queue_wait_p99_us: p99_us(&out.queue_wait_ns),
-        service_p99_us: p99_us(&out.service_ns),
+        uncorrected_p99_us: p99_us(out.uncorrected_ns.as_ref()),
+        queue_wait_p99_us: p99_us(out.queue_wait_ns.as_ref()),
+        service_p99_us: p99_us(out.service_ns.as_ref()),
         counters,
         schedule_slipped: out.schedule_slipped,
         oversubscribed: cores.oversubscribed,

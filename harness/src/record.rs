@@ -297,6 +297,15 @@ pub fn min_samples(q: f64) -> u64 {
     (guess.saturating_sub(8).max(1)..).find(|n| quantile_ci_ranks(*n, q).is_some()).unwrap_or(u64::MAX)
 }
 
+/// The quantile of every p99 a row reports.
+pub const P99: f64 = 0.99;
+
+/// The p99 of an optional histogram of nanoseconds, in µs ([`quantile_us`]):
+/// the uncorrected, queue-wait and service p99 of a row.
+pub fn p99_us(h: Option<&hdrhistogram::Histogram<u64>>) -> Option<f64> {
+    h.and_then(|h| quantile_us(h, P99))
+}
+
 /// The `q`-quantile of a histogram of nanoseconds, in µs, when its samples
 /// support it ([`quantile_ci_ranks`]); `None` otherwise or when empty. The
 /// one place every reported percentile comes from.

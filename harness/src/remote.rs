@@ -182,9 +182,7 @@ pub fn load_main(a: &LoadArgs) -> Result<ExitCode> {
     let plan = config.plan()?;
     export::check_all(&config)?;
     let calibration = Environment::capture().calibration;
-    for w in crate::calibrate::pacing_warnings(&plan.cells, calibration.as_ref()) {
-        eprintln!("warning: {w}");
-    }
+    crate::calibrate::warn_pacing(&plan.cells, calibration.as_ref());
     let mut outcomes = Vec::new();
     for mut cell in plan.cells {
         cell.key.scheduler = a.label.clone();

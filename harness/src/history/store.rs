@@ -291,45 +291,52 @@ fn rules() -> Vec<Rule> {
 /// belongs, a worker count of -1, an infinite sample, a time that is not
 /// one).
 fn check_contents(conn: &Connection, path: &Path) -> Result<()> {
-    let damaged = |what: String| anyhow::anyhow!("history `{}` is damaged: {what}; it is not read", path.display());
-    let integrity: Vec<String> = {
-        let mut stmt = conn.prepare("PRAGMA quick_check").map_err(|e| damaged(e.to_string()))?;
-        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(|e| damaged(e.to_string()))?;
-        rows.collect::<rusqlite::Result<_>>().map_err(|e| damaged(e.to_string()))?
+    let damage = match first_damage(conn) {
+        Ok(None) => return Ok(()),
+        Ok(Some(what)) => what,
+        // SQLite could not read its own file (cut, overwritten, a type it
+        // cannot convert): damage too.
+        Err(e) => e.to_string(),
     };
+    bail!("history `{}` is damaged: {damage}; it is not read", path.display())
+}
+
+/// The first damage [`check_contents`] looks for, in words; `None` when
+/// the history is whole.
+fn first_damage(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    let integrity: Vec<String> =
+        conn.prepare("PRAGMA quick_check")?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
     if integrity != ["ok"] {
-        return Err(damaged(format!("SQLite's integrity check says {}", integrity.join("; "))));
+        return Ok(Some(format!("SQLite's integrity check says {}", integrity.join("; "))));
     }
     let dangling: Option<(String, i64)> = conn
         .query_row("PRAGMA foreign_key_check", [], |r| Ok((r.get(0)?, r.get::<_, Option<i64>>(1)?.unwrap_or(0))))
-        .optional()
-        .map_err(|e| damaged(e.to_string()))?;
+        .optional()?;
     if let Some((table, row)) = dangling {
-        return Err(damaged(format!("table `{table}`, row {row}, points at a run or cell it does not hold")));
+        return Ok(Some(format!("table `{table}`, row {row}, points at a run or cell it does not hold")));
     }
-    let version = sqlite_version(conn)?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     for r in rules().iter().filter(|r| r.since <= version) {
         let sql = format!("SELECT quote({}) FROM {} WHERE {} LIMIT 1", r.column, r.table, r.bad);
-        let found: Option<String> =
-            conn.query_row(&sql, [], |row| row.get(0)).optional().map_err(|e| damaged(e.to_string()))?;
+        let found: Option<String> = conn.query_row(&sql, [], |row| row.get(0)).optional()?;
         if let Some(value) = found {
-            return Err(damaged(format!(
+            return Ok(Some(format!(
                 "table `{}`, column `{}` holds {value} (allowed: {})",
                 r.table, r.column, r.allowed
             )));
         }
     }
-    let mut stmt = conn.prepare("SELECT run_time FROM runs").map_err(|e| damaged(e.to_string()))?;
-    let mut rows = stmt.query([]).map_err(|e| damaged(e.to_string()))?;
-    while let Some(row) = rows.next().map_err(|e| damaged(e.to_string()))? {
-        let time: String = row.get(0).map_err(|e| damaged(e.to_string()))?;
+    let mut stmt = conn.prepare("SELECT run_time FROM runs")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let time: String = row.get(0)?;
         if crate::env::parse_rfc3339_utc(&time).is_none() {
-            return Err(damaged(format!(
+            return Ok(Some(format!(
                 "table `runs`, column `run_time` holds '{time}' (allowed: an RFC 3339 time in UTC)"
             )));
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 fn sqlite_version(conn: &Connection) -> Result<i64> {

@@ -41,8 +41,8 @@ use crate::health;
 use crate::load::ResultsFile;
 use crate::outcome::{CellOutcome, Results, RunHistograms, Settings};
 use crate::record::{
-    insufficient_samples_note, quantile_ci_us, quantile_us, CellKey, Latencies, LatencyMetric, RunRecord, Status,
-    US_PER_NS,
+    insufficient_samples_note, p99_us, quantile_ci_us, quantile_us, CellKey, Latencies, LatencyMetric, RunRecord,
+    Status, P99, US_PER_NS,
 };
 use crate::slo::Slo;
 use crate::summary::CellSummary;
@@ -463,8 +463,8 @@ fn merged_record(
     r.throughput_per_s = sum(&only, |r| r.throughput_per_s);
     r.offered_per_s = sum(&only, |r| r.offered_per_s);
     r.latency = Latencies::from_histogram_ns(&m.latency_ns);
-    r.p99_ci_us = quantile_ci_us(&m.latency_ns, 0.99);
-    r.uncorrected_p99_us = m.uncorrected_ns.as_ref().and_then(|h| quantile_us(h, 0.99));
+    r.p99_ci_us = quantile_ci_us(&m.latency_ns, P99);
+    r.uncorrected_p99_us = p99_us(m.uncorrected_ns.as_ref());
     r.schedule_slipped = only.iter().any(|r| r.schedule_slipped);
     let params: BTreeSet<&str> = only.iter().map(|r| r.resolved_params.as_str()).collect();
     r.resolved_params = if params.len() == 1 { only[0].resolved_params.clone() } else { String::new() };
