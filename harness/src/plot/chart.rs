@@ -211,9 +211,8 @@ pub fn register_embedded_font() -> Result<()> {
     ok.then_some(()).ok_or_else(|| anyhow!("cannot register the embedded DejaVu Sans font"))
 }
 
-/// The axis range of `values`: padded, from zero on linear axes, and with
-/// `headroom` (a fraction of the axis span) added on top.
-fn bounds(values: impl Iterator<Item = f64>, scale: Scale, headroom: f64) -> (f64, f64) {
+/// The axis range of `values`: padded, and from zero on linear axes.
+fn bounds(values: impl Iterator<Item = f64>, scale: Scale) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in values.filter(|v| v.is_finite() && (scale == Scale::Linear || *v > 0.0)) {
         lo = lo.min(v);
@@ -226,12 +225,12 @@ fn bounds(values: impl Iterator<Item = f64>, scale: Scale, headroom: f64) -> (f6
         Scale::Linear => {
             let hi = if hi > 0.0 { hi * (1.0 + LINEAR_PAD) } else { 1.0 };
             let lo = 0.0_f64.min(lo);
-            (lo, hi + (hi - lo) * headroom)
+            (lo, hi)
         }
         Scale::Log(_) => {
             let lo = lo / LOG_PAD;
             let hi = if hi > lo * LOG_PAD { hi * LOG_PAD } else { lo * LOG_PAD * LOG_PAD };
-            (lo, hi * (hi / lo).powf(headroom))
+            (lo, hi)
         }
     }
 }
@@ -370,8 +369,8 @@ where
     let plot_area = plot_area.titled(&chart.title, (FONT, TITLE_PX)).map_err(|e| anyhow!("{e}"))?;
     let plot_area = legend(&plot_area, chart)?;
     let all = || chart.series.iter().flat_map(|s| s.points.iter());
-    let (x0, x1) = bounds(all().map(|p| p.x), chart.x_scale, 0.0);
-    let (y0, y1) = bounds(all().flat_map(|p| [p.y, p.lo, p.hi]), chart.y_scale, 0.0);
+    let (x0, x1) = bounds(all().map(|p| p.x), chart.x_scale);
+    let (y0, y1) = bounds(all().flat_map(|p| [p.y, p.lo, p.hi]), chart.y_scale);
     let x_keys = || log_key_points(x0, x1, chart.x_ticks, all().map(|p| p.x));
     let y_keys = || log_key_points(y0, y1, chart.y_ticks, all().map(|p| p.y));
     match (chart.x_scale, chart.y_scale) {
@@ -687,15 +686,16 @@ mod tests {
 
     #[test]
     fn bounds_pad_and_respect_log_axes() {
-        assert_eq!(bounds([1.0, 4.0].into_iter(), Scale::Linear, 0.0).0, 0.0);
-        let (lo, hi) = bounds([0.0, 2.0, 8.0].into_iter(), Scale::Log(2.0), 0.0);
+        assert_eq!(bounds([1.0, 4.0].into_iter(), Scale::Linear).0, 0.0);
+        let (lo, hi) = bounds([0.0, 2.0, 8.0].into_iter(), Scale::Log(2.0));
         assert!(lo > 0.0 && lo < 2.0 && hi > 8.0, "{lo} {hi}");
-        assert_eq!(bounds(std::iter::empty(), Scale::Linear, 0.0), (0.0, 1.0));
-        // Headroom adds a fraction of the span on top, in axis space.
-        let (lo, hi) = bounds([10.0].into_iter(), Scale::Linear, 0.5);
-        assert!((lo, hi) == (0.0, 10.0 * (1.0 + LINEAR_PAD) * 1.5), "{lo} {hi}");
-        let (lo, hi) = bounds([1.0, 100.0].into_iter(), Scale::Log(10.0), 0.5);
+        assert_eq!(bounds(std::iter::empty(), Scale::Linear), (0.0, 1.0));
+        // Only the padding: nothing is reserved above the data for a
+        // legend, which has its own column.
+        let (lo, hi) = bounds([10.0].into_iter(), Scale::Linear);
+        assert!((lo, hi) == (0.0, 10.0 * (1.0 + LINEAR_PAD)), "{lo} {hi}");
+        let (lo, hi) = bounds([1.0, 100.0].into_iter(), Scale::Log(10.0));
         let span = (100.0 * LOG_PAD) / (1.0 / LOG_PAD);
-        assert!(((hi / lo) / span.powf(1.5) - 1.0).abs() < 1e-9, "{lo} {hi}");
+        assert!(((hi / lo) / span - 1.0).abs() < 1e-9, "{lo} {hi}");
     }
 }
