@@ -37,21 +37,9 @@ use crate::loom::sync::atomic::{AtomicU64, Ordering};
 use crate::loom::sync::{Arc, Condvar, Mutex, MutexGuard};
 use crate::loom::thread;
 
-use crate::runtime::{context, Handle};
+use crate::runtime::context::Enter;
 use crate::task::join::JoinHandle;
 use crate::task::raw::{new_task, CellAlign, Notified, RawTask, Schedule, Task};
-
-/// Runs `f` on the current runtime's blocking pool.
-///
-/// # Panics
-/// Outside a runtime.
-pub fn spawn_blocking<F, R>(f: F) -> JoinHandle<R>
-where
-    F: FnOnce() -> R + Send + 'static,
-    R: Send + 'static,
-{
-    context::with_handle(|h| h.spawn_blocking(f))
-}
 
 /// A queued job: the list reference (so shutdown can cancel it) and the
 /// reference that runs it.
@@ -140,12 +128,14 @@ impl BlockingPool {
         }
     }
 
-    pub(crate) fn spawn<F, R>(&self, handle: &Handle, f: F) -> JoinHandle<R>
+    /// Runs `f` on a pool thread; a thread it starts runs inside `cx` (the
+    /// runtime's context: its handle, so that `spawn` works there).
+    pub(crate) fn spawn<H: Enter, F, R>(&self, cx: &H, f: F) -> JoinHandle<R>
     where
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        self.spawn_in(Some(handle), f)
+        self.spawn_in(Some(cx), f)
     }
 
     /// `spawn` for the loom model, which has no runtime to enter.
@@ -155,11 +145,11 @@ impl BlockingPool {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        self.spawn_in(None, f)
+        self.spawn_in(None::<&()>, f)
     }
 
-    /// Step 1 of the module doc; a thread it starts enters `handle`.
-    fn spawn_in<F, R>(&self, handle: Option<&Handle>, f: F) -> JoinHandle<R>
+    /// Step 1 of the module doc; a thread it starts enters `cx`.
+    fn spawn_in<H: Enter, F, R>(&self, cx: Option<&H>, f: F) -> JoinHandle<R>
     where
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
@@ -181,18 +171,17 @@ impl BlockingPool {
         } else if state.threads < self.inner.max_threads {
             state.threads += 1;
             drop(state);
-            self.start_thread(handle);
+            self.start_thread(cx);
         }
         join
     }
 
-    fn start_thread(&self, handle: Option<&Handle>) {
+    fn start_thread<H: Enter>(&self, cx: Option<&H>) {
         let inner = self.inner.clone();
-        let handle = handle.cloned();
+        let cx = cx.cloned();
         // Relaxed: a statistic.
         self.inner.spawned.fetch_add(1, Ordering::Relaxed);
-        let started =
-            thread::Builder::new().name(inner.thread_name.clone()).spawn(move || blocking_thread(inner, handle));
+        let started = thread::Builder::new().name(inner.thread_name.clone()).spawn(move || blocking_thread(inner, cx));
         if started.is_err() {
             // Could not start a thread: the queued job waits for an existing
             // one; with none at all it is cancelled at shutdown.
@@ -268,9 +257,17 @@ impl Inner {
     }
 }
 
-/// Steps 2 and 3 of the module doc; `handle` is `None` only in the model.
-fn blocking_thread(inner: Arc<Inner>, handle: Option<Handle>) {
-    let _enter = handle.map(context::enter);
+/// A pool thread, inside its runtime's context (`cx` is `None` only in the
+/// model).
+fn blocking_thread<H: Enter>(inner: Arc<Inner>, cx: Option<H>) {
+    match cx {
+        Some(cx) => cx.run_in(|| run_jobs(&inner)),
+        None => run_jobs(&inner),
+    }
+}
+
+/// Steps 2 and 3 of the module doc.
+fn run_jobs(inner: &Inner) {
     let mut state = inner.state.lock().unwrap();
     loop {
         while let Some((task, notified)) = state.queue.pop_front() {

@@ -1,68 +1,21 @@
-//! The `--sched` names of our scheduling policies, and every fact about a
-//! scheduler that other layers need (its one-line meaning, how many
-//! workers it runs): one [`SchedulerInfo`] per policy, defined in the
-//! policy's own folder. `wsbench list`, parse errors, the workloads catalog
-//! and every validation read them from here.
+//! The `--sched` names of our scheduling policies, and what each is: one
+//! [`SchedulerInfo`] per policy, defined in the policy's own folder.
+//! `wsbench list`, parse errors, the workloads catalog and every validation
+//! read them from here, and so does the knobs' applicability check (a knob
+//! applies to the kinds whose info lists it).
 //!
-//! Policies from other crates join through [`register`] (see
-//! `crate::policy` for the extension API): they become
-//! [`SchedulerKind::Custom`] and parse, list and build like the built-ins.
+//! Policies from other crates join through `crate::register` (see
+//! `crate::policy` for the extension API): their names and infos are kept
+//! here ([`SchedulerKind::Custom`]), so they parse and list like the
+//! built-ins; how to start each is the builder's (`crate::dispatch`). This
+//! module starts nothing: it names no runtime type.
 
 use std::fmt;
 use std::str::FromStr;
 use std::sync::RwLock;
 
-use crate::policy::Policy;
-use crate::runtime::{BuildError, Builder, Runtime};
-
-/// Most worker threads a runtime accepts (the idle state packs counts in
-/// half a word). The one definition; the workloads and harness use it.
-pub const MAX_WORKERS: usize = 4096;
-
-/// How many workers a scheduler runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WorkerRule {
-    /// Any count in `1..=MAX_WORKERS`; the default is the CPU count.
-    Any,
-    /// Exactly one (single-threaded schedulers); the default is 1.
-    ExactlyOne,
-}
-
-impl WorkerRule {
-    /// Checks `workers`; the error says what is allowed.
-    pub fn check(self, workers: usize) -> Result<(), String> {
-        match self {
-            WorkerRule::ExactlyOne if workers != 1 => Err("exactly 1 (single-threaded scheduler)".to_string()),
-            _ if workers == 0 || workers > MAX_WORKERS => Err(format!("1..={MAX_WORKERS}")),
-            _ => Ok(()),
-        }
-    }
-
-    /// The worker count used when none is given.
-    pub fn default_workers(self) -> usize {
-        match self {
-            WorkerRule::ExactlyOne => 1,
-            WorkerRule::Any => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        }
-    }
-}
-
-/// What a scheduler is, for users and for validation. Part of the
-/// extension API (see `crate::policy`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SchedulerInfo {
-    /// The `--sched` name (kebab-case).
-    pub name: &'static str,
-    /// One line saying what the policy tests (`wsbench list`).
-    pub about: &'static str,
-    /// How many workers it runs.
-    pub workers: WorkerRule,
-    /// The knobs (by `--knob` name) it honours; setting any other knob on
-    /// it is a build error. A registered policy usually lists
-    /// [`crate::knobs::CORE_KNOBS`], the knobs the runtime core implements
-    /// for every policy.
-    pub knobs: &'static [&'static str],
-}
+use crate::info::{SchedulerInfo, WorkerRule};
+use crate::knobs::{knob_info, KnobError, KnobInfo, KnobSet, Knobs};
 
 /// Declares `SchedulerKind` with one variant per built-in policy (from
 /// `registry.rs`), then `ThreadPerCore` and `Custom`; `ALL` and `info()`
@@ -81,7 +34,7 @@ macro_rules! declare_kinds {
             /// N independent single-worker runtimes, each with its own
             /// driver; no stealing, no shared run queue.
             ThreadPerCore,
-            /// A policy registered at run time with [`register`].
+            /// A policy registered at run time with [`crate::register`].
             Custom(CustomKind),
         }
 
@@ -157,23 +110,23 @@ impl FromStr for SchedulerKind {
     }
 }
 
-/// Starts a runtime of a registered policy (a monomorphised
-/// `Builder::start_policy::<P>`), with validated knobs and worker count.
-pub(crate) type StartFn = fn(&Builder, crate::knobs::Knobs, usize) -> Result<Runtime, BuildError>;
-
+/// A registered policy's entry: its info, and its place in registration
+/// order, which is also where the builder keeps how to start it
+/// (`crate::dispatch`, [`add_custom`]).
 pub(crate) struct CustomEntry {
     info: SchedulerInfo,
-    start: StartFn,
+    index: usize,
 }
 
-/// A policy registered with [`register`]. Compares, hashes and orders by
-/// name (registered names are unique).
+/// A policy registered with `crate::register`. Compares, hashes and
+/// orders by name (registered names are unique).
 #[derive(Clone, Copy)]
 pub struct CustomKind(&'static CustomEntry);
 
 impl CustomKind {
-    pub(crate) fn start(self) -> StartFn {
-        self.0.start
+    /// Its place in registration order (0 for the first registered).
+    pub(crate) fn index(self) -> usize {
+        self.0.index
     }
 }
 
@@ -219,7 +172,7 @@ fn registry() -> &'static RwLock<Vec<&'static CustomEntry>> {
 
 /// Whether `name` may be a `--sched` name: lower-case kebab-case
 /// (`[a-z0-9-]+`) starting with a letter, and not `all` (which the CLI
-/// reads as "every scheduler"). Shared by [`register`] and the workloads
+/// reads as "every scheduler"). Shared by [`crate::register`] and the workloads
 /// crate's `register_reference`.
 pub fn is_valid_sched_name(name: &str) -> bool {
     name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
@@ -228,11 +181,11 @@ pub fn is_valid_sched_name(name: &str) -> bool {
 }
 
 /// The `--sched` names of the reference runtimes the workloads crate
-/// builds in (tokio's two runtimes and smol): [`register`] refuses them, so
+/// builds in (tokio's two runtimes and smol): [`crate::register`] refuses them, so
 /// a policy can never hide a reference row or be hidden by it.
 pub const REFERENCE_NAMES: &[&str] = &["tokio", "tokio-current", "smol"];
 
-/// Why [`register`] refused.
+/// Why [`crate::register`] refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegisterError {
     /// The name is taken by a built-in or an earlier registration.
@@ -247,20 +200,18 @@ pub enum RegisterError {
     Knob(#[from] crate::knobs::KnobError),
 }
 
-/// Registers policy `P` under `info.name`, so that it parses, lists and
-/// builds like a built-in ([`Builder::new`] with the returned kind) and runs
-/// on the same runtime core. Part of the extension API (see
-/// `crate::policy`). Register before anything parses `--sched` names (first
-/// thing in `main`): every process that builds runtimes — the harness runs
-/// each run in a child process of the same binary — must register the same
-/// policies.
-pub fn register<P: Policy>(info: SchedulerInfo) -> Result<SchedulerKind, RegisterError> {
+/// Adds a registered policy's name and info, after checking them: a bad
+/// or taken name, or a knob that does not exist, is refused. `record` is
+/// called with the new kind under the registry's write lock, before any
+/// other thread can see the kind, so that the builder records how to start
+/// it at [`CustomKind::index`] (`crate::register` is the one caller).
+pub(crate) fn add_custom(info: SchedulerInfo, record: impl FnOnce(CustomKind)) -> Result<SchedulerKind, RegisterError> {
     let name = info.name;
     if !is_valid_sched_name(name) {
         return Err(RegisterError::BadName(name));
     }
     for knob in info.knobs {
-        crate::knobs::knob_info(knob)?;
+        knob_info(knob)?;
     }
     let mut reg = registry().write().unwrap();
     let taken = SchedulerKind::ALL.iter().any(|k| k.name() == name)
@@ -269,14 +220,53 @@ pub fn register<P: Policy>(info: SchedulerInfo) -> Result<SchedulerKind, Registe
     if taken {
         return Err(RegisterError::Taken(name));
     }
-    let entry: &'static CustomEntry = Box::leak(Box::new(CustomEntry { info, start: Builder::start_policy::<P> }));
+    let entry: &'static CustomEntry = Box::leak(Box::new(CustomEntry { info, index: reg.len() }));
+    record(CustomKind(entry));
     reg.push(entry);
     Ok(SchedulerKind::Custom(CustomKind(entry)))
+}
+
+// Which knobs apply to which kind is a fact of each kind's info
+// (`SchedulerInfo::knobs`), so the checks live here, beside the list of
+// kinds, rather than in `knobs.rs` (which names no kind).
+
+impl KnobInfo {
+    /// The schedulers it applies to: those whose [`SchedulerInfo`] lists
+    /// it (each policy says which knobs it honours, in its folder).
+    pub fn applies_to(&self) -> Vec<SchedulerKind> {
+        SchedulerKind::all().into_iter().filter(|k| k.info().knobs.contains(&self.name)).collect()
+    }
+}
+
+impl Knobs {
+    /// Errors when knob `name` has no meaning for `kind`.
+    pub fn check_applies(name: &str, kind: SchedulerKind) -> Result<(), KnobError> {
+        let info = knob_info(name)?;
+        if kind.info().knobs.contains(&info.name) {
+            Ok(())
+        } else {
+            Err(KnobError::NotApplicable {
+                name: name.to_string(),
+                kind: kind.name(),
+                applies: info.applies_to().iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
+            })
+        }
+    }
+}
+
+impl KnobSet {
+    /// Errors naming the first knob that has no meaning for `kind`, or two
+    /// values that contradict each other ([`Knobs::check_combination`]).
+    pub fn check_applies(&self, kind: SchedulerKind) -> Result<(), KnobError> {
+        self.pairs().try_for_each(|(name, _)| Knobs::check_applies(name, kind))?;
+        self.values().check_combination()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::info::MAX_WORKERS;
 
     #[test]
     fn names_round_trip() {
@@ -305,25 +295,25 @@ mod tests {
     #[test]
     fn registration_refuses_taken_and_bad_names() {
         let info = |name| SchedulerInfo { name, about: "x", workers: WorkerRule::Any, knobs: &[] };
-        let e = register::<crate::global::Global>(info("steal-half")).unwrap_err();
+        let e = crate::register::<crate::global::Global>(info("steal-half")).unwrap_err();
         assert_eq!(e, RegisterError::Taken("steal-half"));
         for reference in ["tokio", "tokio-current", "smol"] {
             assert_eq!(
-                register::<crate::global::Global>(info(reference)).unwrap_err(),
+                crate::register::<crate::global::Global>(info(reference)).unwrap_err(),
                 RegisterError::Taken(reference)
             );
         }
         assert_eq!(
-            register::<crate::global::Global>(info("Bad_Name")).unwrap_err(),
+            crate::register::<crate::global::Global>(info("Bad_Name")).unwrap_err(),
             RegisterError::BadName("Bad_Name")
         );
         let bad_knob = SchedulerInfo { knobs: &["no-such-knob"], ..info("kind-test-knob") };
-        assert!(matches!(register::<crate::global::Global>(bad_knob), Err(RegisterError::Knob(_))));
-        let k = register::<crate::global::Global>(info("kind-test-global")).unwrap();
+        assert!(matches!(crate::register::<crate::global::Global>(bad_knob), Err(RegisterError::Knob(_))));
+        let k = crate::register::<crate::global::Global>(info("kind-test-global")).unwrap();
         assert_eq!("kind-test-global".parse::<SchedulerKind>().unwrap(), k);
         assert!(SchedulerKind::all().contains(&k));
         assert_eq!(
-            register::<crate::global::Global>(info("kind-test-global")).unwrap_err(),
+            crate::register::<crate::global::Global>(info("kind-test-global")).unwrap_err(),
             RegisterError::Taken("kind-test-global")
         );
     }

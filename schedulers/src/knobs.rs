@@ -1,12 +1,15 @@
 //! Ablation knobs: every design claim about work stealing as a switch a user
 //! can flip and measure. Each knob has a stable kebab-case name (CLI
 //! `--knob name=value`, CSV `knobs` column) and applies to a stated set of
-//! policies; setting it on another policy is a build error.
+//! policies; setting it on another policy is a build error. Which policies
+//! those are is a fact of each policy's `SchedulerInfo::knobs`: the
+//! applicability checks (`KnobInfo::applies_to`, `Knobs::check_applies`,
+//! `KnobSet::check_applies`) live with the list of kinds, in `kind.rs`, so
+//! that this module, which every policy reads, names no kind.
 
 use std::fmt;
 
 use crate::topology::WorkerTopology;
-use crate::SchedulerKind;
 
 /// tokio's cap on consecutive LIFO-slot polls.
 pub const DEFAULT_MAX_LIFO_POLLS: u32 = 3;
@@ -204,14 +207,6 @@ pub struct KnobInfo {
     pub about: &'static str,
 }
 
-impl KnobInfo {
-    /// The schedulers it applies to: those whose [`crate::SchedulerInfo`]
-    /// lists it (each policy says which knobs it honours, in its folder).
-    pub fn applies_to(&self) -> Vec<SchedulerKind> {
-        SchedulerKind::all().into_iter().filter(|k| k.info().knobs.contains(&self.name)).collect()
-    }
-}
-
 /// The knobs the runtime core implements for every policy on it (idle
 /// behaviour, cooperative budget, driver poll interval, task-cell
 /// alignment): what a registered policy lists in
@@ -339,8 +334,8 @@ pub enum KnobError {
     NotApplicable {
         /// Knob name.
         name: String,
-        /// Policy.
-        kind: SchedulerKind,
+        /// The policy's `--sched` name.
+        kind: &'static str,
         /// Policies it applies to.
         applies: String,
     },
@@ -490,20 +485,6 @@ impl Knobs {
         }
         Ok(())
     }
-
-    /// Errors when knob `name` has no meaning for `kind`.
-    pub fn check_applies(name: &str, kind: SchedulerKind) -> Result<(), KnobError> {
-        let info = knob_info(name)?;
-        if kind.info().knobs.contains(&info.name) {
-            Ok(())
-        } else {
-            Err(KnobError::NotApplicable {
-                name: name.to_string(),
-                kind,
-                applies: info.applies_to().iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
-            })
-        }
-    }
 }
 
 /// Knob settings parsed once: the knobs that were set, in the order given,
@@ -544,13 +525,6 @@ impl KnobSet {
         Ok(())
     }
 
-    /// Errors naming the first knob that has no meaning for `kind`, or two
-    /// values that contradict each other ([`Knobs::check_combination`]).
-    pub fn check_applies(&self, kind: SchedulerKind) -> Result<(), KnobError> {
-        self.set.iter().try_for_each(|(name, _)| Knobs::check_applies(name, kind))?;
-        self.values.check_combination()
-    }
-
     /// The typed values (defaults where nothing was set).
     pub fn values(&self) -> &Knobs {
         &self.values
@@ -589,6 +563,7 @@ impl fmt::Display for GlobalInterval {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::SchedulerKind;
 
     #[test]
     fn every_listed_knob_accepts_its_default() {

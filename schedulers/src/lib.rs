@@ -11,9 +11,11 @@
 
 mod blocking;
 mod coop;
+mod dispatch;
 mod driver;
 mod fairness;
 mod fast_rand;
+mod info;
 mod inject;
 mod kind;
 pub mod knobs;
@@ -26,6 +28,7 @@ mod runtime;
 pub mod task;
 pub mod time;
 pub mod topology;
+mod victims;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
@@ -40,11 +43,9 @@ mod steal_half;
 mod steal_one;
 mod thread_per_core;
 
-pub use kind::{
-    is_valid_sched_name, register, CustomKind, RegisterError, SchedulerInfo, SchedulerKind, UnknownScheduler,
-    WorkerRule, MAX_WORKERS, REFERENCE_NAMES,
-};
-pub use runtime::{spawn, BuildError, Builder, Handle, Runtime};
+pub use dispatch::{register, spawn, BuildError, Builder, Handle, Runtime};
+pub use info::{SchedulerInfo, WorkerRule, MAX_WORKERS};
+pub use kind::{is_valid_sched_name, CustomKind, RegisterError, SchedulerKind, UnknownScheduler, REFERENCE_NAMES};
 pub use task::{JoinError, JoinHandle};
 
 /// Internals re-exported for the criterion benchmarks only; not API.

@@ -11,18 +11,13 @@
 //! - [`WorkerTopology`]: each worker's L3 group and NUMA node, from the
 //!   cores the workers are pinned to ([`WorkerTopology::from_pinning`]) or
 //!   imposed as `GROUPSxSIZE` ([`Imposed`], the harness's `--topology`), so
-//!   the policy can be exercised on a machine without such a grouping;
-//! - [`VictimOrder`]: the steal loop's victim order, shared by every
-//!   stealing policy (`steal-one`, `steal-half`, `bwos`), and the count of
-//!   steals within the thief's group and across (`steals_local_group`,
-//!   `steals_remote_group`), kept whenever a worker topology is known.
+//!   the policy can be exercised on a machine without such a grouping.
+//!
+//! The steal loop's victim order, which reads a worker topology, is the
+//! stealing policies' (`crate::victims`).
 
 use std::fmt;
 use std::str::FromStr;
-
-use crate::fast_rand::FastRand;
-use crate::knobs::Victim;
-use crate::metrics::Counters;
 
 /// Largest CPU id accepted in a cpulist (far above any machine's).
 const MAX_CPU_ID: usize = 1 << 16;
@@ -244,114 +239,6 @@ impl WorkerTopology {
             levels[level].push(v);
         }
         levels
-    }
-}
-
-/// Victims of each worker by level, for `victim=topology`.
-type Levels = Box<[[Box<[usize]>; 3]]>;
-
-/// The steal loop's victim order, one per runtime: every worker but the
-/// thief once, in the order the `victim` knob says, and the group
-/// counters when a worker topology is known.
-pub(crate) struct VictimOrder {
-    victim: Victim,
-    workers: usize,
-    /// Per worker its victims by level (`victim=topology` with a topology).
-    levels: Option<Levels>,
-    /// The worker topology, when known (for the group counters).
-    topology: Option<WorkerTopology>,
-}
-
-impl VictimOrder {
-    /// Without a topology `victim=topology` orders as `random`.
-    pub(crate) fn new(victim: Victim, topology: Option<&WorkerTopology>, workers: usize) -> VictimOrder {
-        let topology = topology.filter(|t| t.workers() == workers).cloned();
-        let levels = match (&topology, victim) {
-            (Some(t), Victim::Topology) => {
-                Some((0..workers).map(|me| t.levels(me).map(Vec::into_boxed_slice)).collect())
-            }
-            _ => None,
-        };
-        VictimOrder { victim, workers, levels, topology }
-    }
-
-    /// Whether victims follow the topology (a policy's own victim
-    /// heuristics, such as `bwos`'s weighted draw, stand aside then).
-    pub(crate) fn by_topology(&self) -> bool {
-        self.levels.is_some()
-    }
-
-    /// `me`'s victims, each once: `random` starts at a random worker and
-    /// goes round; `sequential` starts at `me + 1`; `topology` goes level
-    /// by level, starting each at a random member and going round it.
-    pub(crate) fn victims<'a>(&'a self, rng: &mut FastRand, me: usize) -> Victims<'a> {
-        let n = self.workers;
-        match &self.levels {
-            Some(levels) => {
-                let levels = &levels[me];
-                let offsets = levels.each_ref().map(|l| if l.len() > 1 { rng.below(l.len()) } else { 0 });
-                Victims::Levels { levels, offsets, level: 0, k: 0 }
-            }
-            None => {
-                let start = match self.victim {
-                    Victim::Sequential => me + 1,
-                    Victim::Random | Victim::Topology => rng.below(n),
-                };
-                Victims::Ring { start, k: 0, n, me }
-            }
-        }
-    }
-
-    /// Counts a successful steal by `me` from `victim` as within its group
-    /// or across, when the topology is known.
-    #[inline]
-    pub(crate) fn count_steal(&self, counters: &Counters, me: usize, victim: usize) {
-        if let Some(t) = &self.topology {
-            let c = if t.same_group(me, victim) { &counters.steals_local_group } else { &counters.steals_remote_group };
-            Counters::bump(c, 1);
-        }
-    }
-
-    /// Whether [`VictimOrder::count_steal`] counts (a topology is known).
-    pub(crate) fn counts_groups(&self) -> bool {
-        self.topology.is_some()
-    }
-}
-
-/// The iterator of [`VictimOrder::victims`].
-pub(crate) enum Victims<'a> {
-    /// `(start + k) % n` for `k` in `0..n`, skipping `me`.
-    Ring { start: usize, k: usize, n: usize, me: usize },
-    /// Each level in turn, rotated by its offset.
-    Levels { levels: &'a [Box<[usize]>; 3], offsets: [usize; 3], level: usize, k: usize },
-}
-
-impl Iterator for Victims<'_> {
-    type Item = usize;
-
-    fn next(&mut self) -> Option<usize> {
-        match self {
-            Victims::Ring { start, k, n, me } => loop {
-                if *k >= *n {
-                    return None;
-                }
-                let v = (*start + *k) % *n;
-                *k += 1;
-                if v != *me {
-                    return Some(v);
-                }
-            },
-            Victims::Levels { levels, offsets, level, k } => loop {
-                let members = levels.get(*level)?;
-                if *k < members.len() {
-                    let v = members[(offsets[*level] + *k) % members.len()];
-                    *k += 1;
-                    return Some(v);
-                }
-                *level += 1;
-                *k = 0;
-            },
-        }
     }
 }
 

@@ -1,22 +1,38 @@
 //! Thread-local runtime context.
 //!
 //! A thread is "in" a runtime when it is one of its workers, a blocking-pool
-//! thread, or inside `block_on`. The context holds the runtime's `Handle`
-//! (for `spawn`), a clone of its driver handle (for `time` and `net`), and,
-//! on workers, a type-erased pointer to the worker's `WorkerCx<P>` together
-//! with the address of the runtime's `Shared<P>`, so that a wake on a worker
-//! of the same runtime can reach that worker's core (LIFO slot, local
-//! queue) with no lookup.
+//! thread, or inside `block_on`. The core's part of the context is a clone
+//! of the runtime's driver handle (for `time` and `net`) and, on workers, a
+//! type-erased pointer to the worker's `WorkerCx<P>` together with the
+//! address of the runtime's `Shared<P>`, so that a wake on a worker of the
+//! same runtime can reach that worker's core (LIFO slot, local queue) with
+//! no lookup. The runtime's `Handle` (for `spawn`) is the other part: it
+//! names every policy, so it is defined above the core (`crate::dispatch`),
+//! and the core carries it to its threads as an [`Enter`].
 
 use std::cell::{Cell, RefCell};
 use std::task::Waker;
 
-use super::Handle;
 use crate::driver;
+
+/// What a runtime's threads run inside, so that `spawn` and
+/// `Handle::current()` work on them: the runtime's handle, defined above
+/// the core (`crate::dispatch`). The core only carries it to its worker and
+/// blocking-pool threads; `()` enters nothing.
+pub(crate) trait Enter: Clone + Send + 'static {
+    /// Runs `body` on this thread inside the runtime's context, which it
+    /// leaves when `body` returns.
+    fn run_in<R>(self, body: impl FnOnce() -> R) -> R;
+}
+
+impl Enter for () {
+    fn run_in<R>(self, body: impl FnOnce() -> R) -> R {
+        body()
+    }
+}
 
 thread_local! {
     static DRIVER: RefCell<Option<driver::Handle>> = const { RefCell::new(None) };
-    static HANDLE: RefCell<Option<Handle>> = const { RefCell::new(None) };
     /// (address of `Shared<P>`, `*const WorkerCx<P>`); (0, null) when not a worker.
     static WORKER: Cell<(usize, *const ())> = const { Cell::new((0, std::ptr::null())) };
     /// Wakers of tasks that yielded on this worker, woken when the worker
@@ -26,7 +42,7 @@ thread_local! {
     static WAKING_DEFERRED: Cell<bool> = const { Cell::new(false) };
 }
 
-const NO_RUNTIME: &str =
+pub(crate) const NO_RUNTIME: &str =
     "this function must be called from inside a wsbench runtime (a task, block_on, or spawn_blocking), but no runtime is running on this thread";
 
 /// Restores the previous driver context on drop.
@@ -62,42 +78,6 @@ pub(crate) fn with_driver<R>(f: impl FnOnce(&driver::Handle) -> R) -> R {
 /// The current runtime's driver handle, if the thread is in a runtime.
 pub(crate) fn try_driver() -> Option<driver::Handle> {
     DRIVER.with(|d| d.borrow().clone())
-}
-
-/// Restores the previous runtime context on drop.
-pub(crate) struct EnterGuard {
-    prev: Option<Handle>,
-    _driver: DriverGuard,
-}
-
-/// Enters `handle`'s runtime on this thread (spawn, time, net all work).
-pub(crate) fn enter(handle: Handle) -> EnterGuard {
-    let driver = enter_driver(handle.driver_handle());
-    let prev = HANDLE.with(|h| h.borrow_mut().replace(handle));
-    EnterGuard { prev, _driver: driver }
-}
-
-impl Drop for EnterGuard {
-    fn drop(&mut self) {
-        let prev = self.prev.take();
-        HANDLE.with(|h| *h.borrow_mut() = prev);
-    }
-}
-
-/// Runs `f` with the current runtime's handle.
-///
-/// # Panics
-/// When the thread is not in a runtime.
-pub(crate) fn with_handle<R>(f: impl FnOnce(&Handle) -> R) -> R {
-    HANDLE.with(|h| {
-        let h = h.borrow();
-        f(h.as_ref().expect(NO_RUNTIME))
-    })
-}
-
-/// The current runtime's handle, if any.
-pub(crate) fn try_handle() -> Option<Handle> {
-    HANDLE.with(|h| h.borrow().clone())
 }
 
 /// Marks this thread as a worker until the guard drops.

@@ -27,7 +27,7 @@ use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::context;
+use super::context::{self, Enter};
 use super::core::Core;
 use super::idle::Woken;
 use super::park::{Parked, Parker};
@@ -83,16 +83,19 @@ impl Main for () {
     }
 }
 
-/// Runs worker `index` until shutdown; `handle` is its runtime's handle
-/// (the context its tasks see).
-pub(crate) fn worker_main<P: Policy>(
+/// Runs worker `index` until shutdown, inside `cx` (its runtime's
+/// context: the handle its tasks see).
+pub(crate) fn worker_main<P: Policy, H: Enter>(
     shared: Arc<Shared<P>>,
-    handle: super::Handle,
+    cx: H,
     index: usize,
     policy_core: P::Core,
     parker: Parker,
 ) {
-    let _enter = context::enter(handle);
+    cx.run_in(move || run_worker(shared, index, policy_core, parker))
+}
+
+fn run_worker<P: Policy>(shared: Arc<Shared<P>>, index: usize, policy_core: P::Core, parker: Parker) {
     let cx = WorkerCx::new(shared.clone(), index, parker);
     let addr = Arc::as_ptr(&shared) as usize;
     let _worker = context::enter_worker(addr, &cx as *const WorkerCx<P> as *const ());

@@ -33,7 +33,7 @@ use crate::knobs::{InjectBatch, Knobs, StealAmount};
 use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
-use crate::topology::VictimOrder;
+use crate::victims::VictimOrder;
 use lifo_slot::LifoSlot;
 pub(crate) use local_queue::RunQueue;
 use queue::{Overflow, StealLimit};

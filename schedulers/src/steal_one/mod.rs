@@ -23,7 +23,7 @@ use crate::loom::sync::atomic::AtomicBool;
 use crate::metrics::Counters;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
-use crate::topology::VictimOrder;
+use crate::victims::VictimOrder;
 
 /// What `steal-one` is (its entry in `wsbench list`).
 pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {

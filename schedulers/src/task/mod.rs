@@ -12,8 +12,7 @@ pub(crate) mod join;
 mod polling;
 mod yield_now;
 
-pub use crate::blocking::spawn_blocking;
-pub use crate::runtime::spawn;
+pub use crate::dispatch::{spawn, spawn_blocking};
 pub use error::JoinError;
 pub use join::JoinHandle;
 pub use yield_now::yield_now;

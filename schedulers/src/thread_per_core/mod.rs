@@ -6,10 +6,10 @@
 //!
 //! - A spawn from a task (the free `spawn`, which uses the thread's
 //!   context) stays on the core it runs on.
-//! - [`Handle::spawn`] on the thread-per-core handle from one of its own
+//! - [`crate::Handle::spawn`] on the thread-per-core handle from one of its own
 //!   cores stays on that core; from any other thread it goes round-robin
 //!   over the cores (one relaxed counter).
-//! - [`Handle::spawn_on`] puts a task on a chosen core, which is how a
+//! - [`crate::Handle::spawn_on`] puts a task on a chosen core, which is how a
 //!   server binds one listener per core (`net::TcpListener::bind_reuse_port`)
 //!   and runs an accept loop on each, so the kernel (`SO_REUSEPORT`)
 //!   spreads connections instead of a shared queue.
@@ -20,17 +20,19 @@
 //!
 //! Inside a task, `Handle::current()` is the handle of the core's own
 //! runtime (kind `current-thread`), not the thread-per-core handle.
+//!
+//! This is not a [`crate::policy::Policy`] but a composition of runtimes,
+//! built above the runtime core: [`ThreadPerCore`] only routes, over the
+//! cores' handles `H` (the crate's `Handle`, which `crate::dispatch` gives
+//! it), and knows nothing of how a core runs.
 
 use std::cell::Cell;
-use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
 
 use crate::metrics::RuntimeMetrics;
-use crate::runtime::{BuildError, Builder, Handle, Runtime};
-use crate::task::JoinHandle;
 
 /// What `thread-per-core` is (its entry in `wsbench list`).
 pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
@@ -49,34 +51,44 @@ thread_local! {
     static CORE: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
 }
 
-/// The cores of one thread-per-core runtime.
-pub(crate) struct ThreadPerCore {
+/// Marks the thread that calls [`CoreMark::set`] as the worker of one core
+/// of one thread-per-core runtime.
+#[derive(Clone, Copy)]
+pub(crate) struct CoreMark {
     id: usize,
-    cores: Box<[Handle]>,
+    core: usize,
+}
+
+impl CoreMark {
+    /// Called first on the core's worker thread.
+    pub(crate) fn set(self) {
+        CORE.with(|c| c.set((self.id, self.core)));
+    }
+}
+
+/// The cores of one thread-per-core runtime: each core's handle `H`.
+pub(crate) struct ThreadPerCore<H> {
+    id: usize,
+    cores: Box<[H]>,
     /// Round-robin cursor of spawns from outside.
     next: CachePadded<AtomicUsize>,
 }
 
-impl ThreadPerCore {
-    /// Builds `workers` single-worker runtimes from `base` (its knobs,
-    /// hooks and names); returns them and the shared handle state.
-    pub(crate) fn start(base: &Builder, workers: usize) -> Result<(Arc<ThreadPerCore>, Vec<Runtime>), BuildError> {
+impl<H> ThreadPerCore<H> {
+    /// Starts `workers` cores with `start_core(core, mark)`, whose worker
+    /// thread must call `mark.set()` before it runs tasks; returns the
+    /// routing state over their handles (`handle_of`) and the cores.
+    pub(crate) fn start<R, E>(
+        workers: usize,
+        handle_of: impl Fn(&R) -> H,
+        mut start_core: impl FnMut(usize, CoreMark) -> Result<R, E>,
+    ) -> Result<(Arc<ThreadPerCore<H>>, Vec<R>), E> {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed); // Relaxed: a unique number, nothing published with it.
         let mut parts = Vec::with_capacity(workers);
         for core in 0..workers {
-            let hook = base.thread_start_hook();
-            let child = base
-                .current_thread_core(core)
-                .on_thread_start(move |_worker: usize| {
-                    CORE.with(|c| c.set((id, core)));
-                    if let Some(hook) = &hook {
-                        hook(core);
-                    }
-                })
-                .build()?;
-            parts.push(child);
+            parts.push(start_core(core, CoreMark { id, core })?);
         }
-        let cores = parts.iter().map(Runtime::handle).collect();
+        let cores = parts.iter().map(handle_of).collect();
         Ok((Arc::new(ThreadPerCore { id, cores, next: CachePadded::new(AtomicUsize::new(0)) }), parts))
     }
 
@@ -92,44 +104,33 @@ impl ThreadPerCore {
         self.next.fetch_add(1, Ordering::Relaxed) % self.cores.len()
     }
 
-    /// The core a spawn from this thread goes to.
-    pub(crate) fn pick(&self) -> &Handle {
+    /// The core a spawn from this thread goes to: its own core on a core's
+    /// thread, else the next in round-robin order.
+    pub(crate) fn pick(&self) -> &H {
         let i = self.own_core().unwrap_or_else(|| self.next_core());
         &self.cores[i]
     }
 
-    pub(crate) fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        self.pick().spawn(future)
+    /// Core `index` (wrapping).
+    pub(crate) fn core(&self, index: usize) -> &H {
+        &self.cores[index % self.cores.len()]
     }
 
-    /// Core `index` (wrapping).
-    pub(crate) fn core(&self, index: usize) -> &Handle {
-        &self.cores[index % self.cores.len()]
+    /// Every core, in core order.
+    pub(crate) fn cores(&self) -> &[H] {
+        &self.cores
     }
 
     pub(crate) fn workers(&self) -> usize {
         self.cores.len()
     }
 
-    pub(crate) fn alive_tasks(&self) -> usize {
-        self.cores.iter().map(Handle::alive_tasks).sum()
-    }
-
-    /// Restarts the peak counters of every core's driver.
-    pub(crate) fn reset_peak_metrics(&self) {
-        self.cores.iter().for_each(Handle::reset_peak_metrics);
-    }
-
     /// Worker counters in core order; driver counters and inject-lock
-    /// contention summed (maxima: max).
-    pub(crate) fn metrics(&self) -> RuntimeMetrics {
+    /// contention summed (maxima: max), from each core's `metrics_of`.
+    pub(crate) fn metrics(&self, metrics_of: impl Fn(&H) -> RuntimeMetrics) -> RuntimeMetrics {
         let mut all = RuntimeMetrics::default();
         for core in self.cores.iter() {
-            let m = core.metrics();
+            let m = metrics_of(core);
             all.workers.extend(m.workers);
             all.global_queue_intervals.extend(m.global_queue_intervals);
             all.driver.merge(&m.driver);

@@ -1,27 +1,76 @@
-//! `Runtime`, its cloneable `Handle`, and the free `spawn`.
+//! `Runtime`, its cloneable `Handle`, the thread's current handle, and the
+//! free `spawn` and `spawn_blocking`.
 //!
 //! `Handle` is an enum over `Arc<Shared<P>>` for each policy: a `match`
 //! picks the monomorphised code once per call, so spawning and scheduling
 //! are statically dispatched within each variant. `thread-per-core` is the
 //! one variant made of other runtimes (its cores, each a `current-thread`
 //! runtime); its `Runtime` owns them as parts.
+//!
+//! The current handle is this layer's part of the thread-local context
+//! (the core keeps the driver and worker parts, `runtime/context.rs`): the
+//! core's threads run inside it through [`Enter`].
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::context;
-use super::custom::DynSched;
-use super::shared::Shared;
 use crate::driver;
+use crate::kind::SchedulerKind;
 use crate::metrics::RuntimeMetrics;
 use crate::policy::Policy;
+use crate::runtime::block_on;
+use crate::runtime::context::{self, DriverGuard, Enter};
+use crate::runtime::custom::DynSched;
+use crate::runtime::shared::Shared;
+use crate::runtime::start::{join_workers, DROP_SHUTDOWN_TIMEOUT};
 use crate::task::JoinHandle;
 use crate::thread_per_core::ThreadPerCore;
-use crate::SchedulerKind;
 
-/// How long dropping a `Runtime` waits for its workers.
-const DROP_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
+thread_local! {
+    static HANDLE: RefCell<Option<Handle>> = const { RefCell::new(None) };
+}
+
+/// Restores the previous runtime context on drop.
+struct EnterGuard {
+    prev: Option<Handle>,
+    _driver: DriverGuard,
+}
+
+/// Enters `handle`'s runtime on this thread (spawn, time, net all work).
+fn enter(handle: Handle) -> EnterGuard {
+    let driver = context::enter_driver(handle.driver_handle());
+    let prev = HANDLE.with(|h| h.borrow_mut().replace(handle));
+    EnterGuard { prev, _driver: driver }
+}
+
+impl Drop for EnterGuard {
+    fn drop(&mut self) {
+        let prev = self.prev.take();
+        HANDLE.with(|h| *h.borrow_mut() = prev);
+    }
+}
+
+/// Runs `f` with the current runtime's handle.
+///
+/// # Panics
+/// When the thread is not in a runtime.
+fn with_handle<R>(f: impl FnOnce(&Handle) -> R) -> R {
+    HANDLE.with(|h| {
+        let h = h.borrow();
+        f(h.as_ref().expect(context::NO_RUNTIME))
+    })
+}
+
+/// The core's worker and blocking-pool threads run inside the handle of
+/// their runtime.
+impl Enter for Handle {
+    fn run_in<R>(self, body: impl FnOnce() -> R) -> R {
+        let _enter = enter(self);
+        body()
+    }
+}
 
 /// `Inner` (one statically dispatched variant per built-in policy, from
 /// `registry.rs`), its `From` impls, `kind()`, and the `with_shared!`
@@ -31,7 +80,7 @@ macro_rules! declare_inner {
         #[derive(Clone)]
         enum Inner {
             $($variant(Arc<Shared<crate::$module::$policy>>),)*
-            ThreadPerCore(Arc<ThreadPerCore>),
+            ThreadPerCore(Arc<ThreadPerCore<Handle>>),
             /// A registered policy (`crate::register`), through a `dyn` core.
             Custom(DynSched, SchedulerKind),
         }
@@ -85,8 +134,8 @@ impl Handle {
     }
 }
 
-impl From<Arc<ThreadPerCore>> for Handle {
-    fn from(t: Arc<ThreadPerCore>) -> Handle {
+impl From<Arc<ThreadPerCore<Handle>>> for Handle {
+    fn from(t: Arc<ThreadPerCore<Handle>>) -> Handle {
         Handle { inner: Inner::ThreadPerCore(t) }
     }
 }
@@ -104,12 +153,12 @@ impl Handle {
     /// # Panics
     /// Outside a runtime.
     pub fn current() -> Handle {
-        context::with_handle(Handle::clone)
+        with_handle(Handle::clone)
     }
 
     /// The handle of the runtime this thread is in, if any.
     pub fn try_current() -> Option<Handle> {
-        context::try_handle()
+        HANDLE.with(|h| h.borrow().clone())
     }
 
     /// Spawns a task.
@@ -118,7 +167,7 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        with_shared!(self, s => s.spawn(future), t => t.spawn(future), c => c.spawn(future))
+        with_shared!(self, s => s.spawn(future), t => t.pick().spawn(future), c => c.spawn(future))
     }
 
     /// Spawns a task on worker `index` (modulo the worker count) of a
@@ -146,7 +195,7 @@ impl Handle {
 
     /// A snapshot of the per-worker and driver counters.
     pub fn metrics(&self) -> RuntimeMetrics {
-        with_shared!(self, s => s.metrics(), t => t.metrics(), c => c.0.metrics())
+        with_shared!(self, s => s.metrics(), t => t.metrics(Handle::metrics), c => c.0.metrics())
     }
 
     /// Starts a new measurement window for the peak counters (the `_max`
@@ -154,7 +203,7 @@ impl Handle {
     /// [`Handle::metrics`] reports the largest value since this call, not
     /// since the runtime was built. Cumulative counters are unaffected.
     pub fn reset_peak_metrics(&self) {
-        with_shared!(self, s => s.driver_handle.reset_peaks(), t => t.reset_peak_metrics(), c => c.0.driver_handle().reset_peaks())
+        with_shared!(self, s => s.driver_handle.reset_peaks(), t => t.cores().iter().for_each(Handle::reset_peak_metrics), c => c.0.driver_handle().reset_peaks())
     }
 
     /// The scheduling policy.
@@ -169,7 +218,7 @@ impl Handle {
 
     /// Tasks alive (spawned and not yet completed).
     pub fn alive_tasks(&self) -> usize {
-        with_shared!(self, s => s.owned.len(), t => t.alive_tasks(), c => c.0.owned().len())
+        with_shared!(self, s => s.owned.len(), t => t.cores().iter().map(Handle::alive_tasks).sum(), c => c.0.owned().len())
     }
 
     pub(crate) fn driver_handle(&self) -> driver::Handle {
@@ -198,7 +247,19 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    context::with_handle(|h| h.spawn(future))
+    with_handle(|h| h.spawn(future))
+}
+
+/// Runs `f` on the current runtime's blocking pool.
+///
+/// # Panics
+/// Outside a runtime.
+pub fn spawn_blocking<F, R>(f: F) -> JoinHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    with_handle(|h| h.spawn_blocking(f))
 }
 
 /// A running runtime: its worker threads, driver and blocking pool.
@@ -242,10 +303,10 @@ impl Runtime {
             !context::is_worker(),
             "Runtime::block_on called from inside a worker thread of a wsbench runtime: a worker must never block; spawn the future and .await its JoinHandle instead"
         );
-        let _enter = context::enter(self.handle.clone());
+        let _enter = enter(self.handle.clone());
         match &self.handle.inner {
-            Inner::CurrentThread(s) if s.is_driven_by_block_on() => super::block_on::block_on_driving(s, future),
-            _ => super::block_on::block_on(future),
+            Inner::CurrentThread(s) if s.is_driven_by_block_on() => block_on::block_on_driving(s, future),
+            _ => block_on::block_on(future),
         }
     }
 
@@ -306,11 +367,9 @@ impl Runtime {
             clean &= part.shutdown_inner(deadline.saturating_duration_since(std::time::Instant::now()));
         }
         clean &= self.handle.shutdown(timeout);
-        let me = std::thread::current().id();
-        for t in self.threads.drain(..) {
-            if clean && t.thread().id() != me {
-                let _ = t.join();
-            }
+        let threads = std::mem::take(&mut self.threads);
+        if clean {
+            join_workers(threads);
         }
         clean
     }

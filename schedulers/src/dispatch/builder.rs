@@ -1,28 +1,27 @@
-//! `Builder`: validated construction of a runtime of any policy.
+//! `Builder`: validated construction of a runtime of any kind, and
+//! [`register`], which records how to start a policy from another crate.
+//! The built-in policies start through `crate::builtins`' list, a
+//! registered one through its entry in the table here; both on the core's
+//! `runtime::start::start`.
 
 use std::io;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use super::core::{new_core, Dormant};
 use super::handle::{Handle, Runtime};
-use super::park;
-use super::shared::Shared;
-use super::worker::worker_main;
-use crate::blocking::BlockingPool;
-use crate::driver::{Driver, DriverConfig};
-use crate::knobs::{KnobError, KnobSet, Knobs, TimerMode};
+use crate::info::SchedulerInfo;
+use crate::kind::{add_custom, RegisterError, SchedulerKind};
+use crate::knobs::{KnobError, KnobSet, Knobs};
 use crate::policy::Policy;
+use crate::runtime::shared::Shared;
+use crate::runtime::start::{self, Config, ThreadHook};
 use crate::thread_per_core::ThreadPerCore;
 use crate::topology::WorkerTopology;
-use crate::SchedulerKind;
 
 /// Default blocking-pool thread limit (tokio's).
 pub const DEFAULT_MAX_BLOCKING_THREADS: usize = 512;
 /// Default keep-alive of an idle blocking thread (tokio's).
 pub const DEFAULT_BLOCKING_KEEP_ALIVE: Duration = Duration::from_secs(10);
-
-pub(crate) type ThreadHook = Arc<dyn Fn(usize) + Send + Sync + 'static>;
 
 /// Configures and builds a [`Runtime`].
 #[derive(Clone)]
@@ -198,26 +197,40 @@ impl Builder {
             ([] $($variant:ident => $module:ident :: $policy:ident,)*) => {
                 match self.kind {
                     $(SchedulerKind::$variant => self.start::<crate::$module::$policy>(knobs, workers, Handle::from),)*
-                    SchedulerKind::ThreadPerCore => {
-                        let (tpc, parts) = ThreadPerCore::start(self, workers)?;
-                        Ok(Runtime::from_parts(Handle::from(tpc), parts))
+                    SchedulerKind::ThreadPerCore => self.start_thread_per_core(workers),
+                    SchedulerKind::Custom(custom) => {
+                        let start = starts().read().unwrap()[custom.index()];
+                        start(self, knobs, workers)
                     }
-                    SchedulerKind::Custom(custom) => (custom.start())(self, knobs, workers),
                 }
             };
         }
         crate::registry::builtin_policies!(build_kind, [])
     }
 
-    /// The `on_thread_start` hook, if any.
-    pub(crate) fn thread_start_hook(&self) -> Option<ThreadHook> {
-        self.on_thread_start.clone()
+    /// `thread-per-core`: `workers` `current-thread` runtimes, one per
+    /// core, each with a driver thread, this builder's knobs and blocking
+    /// pool settings; each core's thread marks itself as that core, then
+    /// runs this builder's hook with the core index.
+    fn start_thread_per_core(&self, workers: usize) -> Result<Runtime, BuildError> {
+        let (tpc, parts) = ThreadPerCore::start(workers, Runtime::handle, |core, mark| {
+            let hook = self.on_thread_start.clone();
+            self.current_thread_core(core)
+                .on_thread_start(move |_worker: usize| {
+                    mark.set();
+                    if let Some(hook) = &hook {
+                        hook(core);
+                    }
+                })
+                .build()
+        })?;
+        Ok(Runtime::from_parts(Handle::from(tpc), parts))
     }
 
     /// The builder of core `index` of a `thread-per-core` runtime: one
     /// `current-thread` worker with this builder's knobs and blocking pool
     /// settings, no hook (the caller sets one).
-    pub(crate) fn current_thread_core(&self, index: usize) -> Builder {
+    fn current_thread_core(&self, index: usize) -> Builder {
         Builder {
             kind: SchedulerKind::CurrentThread,
             workers: Some(1),
@@ -234,7 +247,7 @@ impl Builder {
 
     /// Starts a runtime of a registered policy: the same core, reached
     /// through a `dyn` handle (see `runtime/custom.rs`).
-    pub(crate) fn start_policy<P: Policy>(&self, knobs: Knobs, workers: usize) -> Result<Runtime, BuildError> {
+    fn start_policy<P: Policy>(&self, knobs: Knobs, workers: usize) -> Result<Runtime, BuildError> {
         let kind = self.kind;
         self.start::<P>(knobs, workers, move |shared| Handle::custom(shared, kind))
     }
@@ -245,45 +258,16 @@ impl Builder {
         workers: usize,
         make_handle: impl FnOnce(Arc<Shared<P>>) -> Handle,
     ) -> Result<Runtime, BuildError> {
-        let (policy, cores) = P::new(workers, &knobs);
-        let worker_wheels = if knobs.timer == TimerMode::PerWorker { workers } else { 0 };
-        let (driver, driver_handle) = Driver::new(DriverConfig { worker_wheels, ..DriverConfig::default() })?;
-        let (parkers, unparkers): (Vec<_>, Vec<_>) =
-            (0..workers).map(|_| park::pair(Some(driver_handle.clone()))).unzip();
-        let blocking = BlockingPool::new(self.max_blocking_threads, self.blocking_keep_alive, &self.thread_name);
-        let shared = Arc::new(Shared::new(policy, knobs, workers, unparkers.into(), driver, driver_handle, blocking));
-        let handle = make_handle(shared.clone());
-        if self.kind == SchedulerKind::CurrentThread && !self.driver_thread {
-            // Driven by `block_on`: no thread; the core waits for the first
-            // `block_on` (`block_on.rs`).
-            for (core, parker) in cores.into_iter().zip(parkers) {
-                shared.park_dormant(Dormant { core: new_core::<P>(shared.knobs.event_interval, core), parker });
-            }
-            return Ok(Runtime::new(handle, Vec::new()));
-        }
-        let mut threads = Vec::with_capacity(workers);
-        for (index, (core, parker)) in cores.into_iter().zip(parkers).enumerate() {
-            let worker_shared = shared.clone();
-            let worker_handle = handle.clone();
-            let hook = self.on_thread_start.clone();
-            let spawned = std::thread::Builder::new().name(format!("{}-{index}", self.thread_name)).spawn(move || {
-                if let Some(hook) = hook {
-                    hook(index);
-                }
-                worker_main(worker_shared, worker_handle, index, core, parker)
-            });
-            match spawned {
-                Ok(t) => threads.push(t),
-                Err(e) => {
-                    // Workers that never started count as exited.
-                    for _ in index..workers {
-                        shared.worker_exited();
-                    }
-                    drop(Runtime::new(handle, threads));
-                    return Err(BuildError::Io(e));
-                }
-            }
-        }
+        let cfg = Config {
+            knobs,
+            workers,
+            max_blocking_threads: self.max_blocking_threads,
+            blocking_keep_alive: self.blocking_keep_alive,
+            thread_name: &self.thread_name,
+            on_thread_start: self.on_thread_start.clone(),
+            driven_by_block_on: self.kind == SchedulerKind::CurrentThread && !self.driver_thread,
+        };
+        let (handle, threads) = start::start::<P, Handle>(cfg, make_handle)?;
         Ok(Runtime::new(handle, threads))
     }
 }
@@ -297,4 +281,30 @@ impl std::fmt::Debug for Builder {
             .field("driver_thread", &self.driver_thread)
             .finish()
     }
+}
+
+/// Starts a runtime of a registered policy (a monomorphised
+/// `Builder::start_policy::<P>`), with validated knobs and worker count.
+type StartFn = fn(&Builder, Knobs, usize) -> Result<Runtime, BuildError>;
+
+/// How to start each registered policy, at its [`crate::CustomKind`]'s
+/// index (registration order); its name and info are `crate::kind`'s.
+fn starts() -> &'static RwLock<Vec<StartFn>> {
+    static STARTS: RwLock<Vec<StartFn>> = RwLock::new(Vec::new());
+    &STARTS
+}
+
+/// Registers policy `P` under `info.name`, so that it parses, lists and
+/// builds like a built-in ([`Builder::new`] with the returned kind) and runs
+/// on the same runtime core. Part of the extension API (see
+/// `crate::policy`). Register before anything parses `--sched` names (first
+/// thing in `main`): every process that builds runtimes — the harness runs
+/// each run in a child process of the same binary — must register the same
+/// policies.
+pub fn register<P: Policy>(info: SchedulerInfo) -> Result<SchedulerKind, RegisterError> {
+    add_custom(info, |kind| {
+        let mut starts = starts().write().unwrap();
+        assert_eq!(starts.len(), kind.index(), "the start table is out of step with the registered kinds");
+        starts.push(Builder::start_policy::<P>);
+    })
 }
