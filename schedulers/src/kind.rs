@@ -5,10 +5,11 @@
 //! applies to the kinds whose info lists it).
 //!
 //! Policies from other crates join through `crate::register` (see
-//! `crate::policy` for the extension API): their names and infos are kept
-//! here ([`SchedulerKind::Custom`]), so they parse and list like the
-//! built-ins; how to start each is the builder's (`crate::dispatch`). This
-//! module starts nothing: it names no runtime type.
+//! `crate::policy` for the extension API): this module is their registry,
+//! of names and infos ([`SchedulerKind::Custom`]), so that they parse and
+//! list like the built-ins (whose list is `builtins.rs`); how to start each
+//! is the builder's (`crate::dispatch`). This module starts nothing: it
+//! names no runtime type.
 
 use std::fmt;
 use std::str::FromStr;
@@ -18,7 +19,7 @@ use crate::info::{SchedulerInfo, WorkerRule};
 use crate::knobs::{knob_info, KnobError, KnobInfo, KnobSet, Knobs};
 
 /// Declares `SchedulerKind` with one variant per built-in policy (from
-/// `registry.rs`), then `ThreadPerCore` and `Custom`; `ALL` and `info()`
+/// `builtins.rs`), then `ThreadPerCore` and `Custom`; `ALL` and `info()`
 /// follow the same list.
 macro_rules! declare_kinds {
     ([] $($variant:ident => $module:ident :: $policy:ident,)*) => {
@@ -55,14 +56,14 @@ macro_rules! declare_kinds {
         }
     };
 }
-crate::registry::builtin_policies!(declare_kinds, []);
+crate::builtins::builtin_policies!(declare_kinds, []);
 
 impl SchedulerKind {
     /// Every kind: the built-ins in table order, then the registered ones
     /// in registration order.
     pub fn all() -> Vec<SchedulerKind> {
         let mut all = SchedulerKind::ALL.to_vec();
-        all.extend(registry().read().unwrap().iter().map(|&e| SchedulerKind::Custom(CustomKind(e))));
+        all.extend(registered().read().unwrap().iter().map(|&e| SchedulerKind::Custom(CustomKind(e))));
         all
     }
 
@@ -165,7 +166,7 @@ impl fmt::Debug for CustomKind {
 /// Registered policies, in registration order. Entries are leaked on
 /// purpose: a registration lives as long as the process (so that
 /// `SchedulerKind` stays `Copy`), and there are a handful of them.
-fn registry() -> &'static RwLock<Vec<&'static CustomEntry>> {
+fn registered() -> &'static RwLock<Vec<&'static CustomEntry>> {
     static REGISTRY: RwLock<Vec<&'static CustomEntry>> = RwLock::new(Vec::new());
     &REGISTRY
 }
@@ -189,11 +190,13 @@ pub const REFERENCE_NAMES: &[&str] = &["tokio", "tokio-current", "smol"];
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegisterError {
     /// The name is taken by a built-in or an earlier registration.
-    #[error("scheduler name `{0}` is already taken (see `wsbench list`)")]
+    #[error("policy name `{0}` is already taken by a built-in scheduler, a reference runtime or an earlier policy registration (see `wsbench list`)")]
     Taken(&'static str),
     /// The name is not lower-case kebab-case (`[a-z0-9-]+`, starting with a
     /// letter), or is a reserved word.
-    #[error("bad scheduler name `{0}`: allowed are lower-case letters, digits and `-`, starting with a letter, and not `all`")]
+    #[error(
+        "bad policy name `{0}`: allowed are lower-case letters, digits and `-`, starting with a letter, and not `all`"
+    )]
     BadName(&'static str),
     /// A listed knob does not exist.
     #[error(transparent)]
@@ -213,7 +216,7 @@ pub(crate) fn add_custom(info: SchedulerInfo, record: impl FnOnce(CustomKind)) -
     for knob in info.knobs {
         knob_info(knob)?;
     }
-    let mut reg = registry().write().unwrap();
+    let mut reg = registered().write().unwrap();
     let taken = SchedulerKind::ALL.iter().any(|k| k.name() == name)
         || REFERENCE_NAMES.contains(&name)
         || reg.iter().any(|e| e.info.name == name);

@@ -19,10 +19,13 @@ pub const MAX_STEAL_PASSES: u32 = 64;
 pub const DEFAULT_GLOBAL_INTERVAL: u32 = 61;
 /// tokio's local ring capacity.
 pub const DEFAULT_QUEUE_CAPACITY: usize = crate::steal_half::queue::DEFAULT_CAPACITY;
-/// Largest ring capacity the packed u32 head can index safely.
-pub const MAX_QUEUE_CAPACITY: usize = 1 << 16;
-/// Smallest ring capacity that still leaves room to steal half.
-pub const MIN_QUEUE_CAPACITY: usize = 4;
+/// Largest `queue-capacity` (also the largest `steal` and `inject-batch`
+/// count): the ring's own bound, `steal_half::queue::MAX_CAPACITY`, which
+/// says why.
+pub const MAX_QUEUE_CAPACITY: usize = crate::steal_half::queue::MAX_CAPACITY;
+/// Smallest `queue-capacity`: the ring's own bound,
+/// `steal_half::queue::MIN_CAPACITY`, which says why.
+pub const MIN_QUEUE_CAPACITY: usize = crate::steal_half::queue::MIN_CAPACITY;
 /// tokio's `event_interval`: ticks between non-blocking driver polls.
 pub const DEFAULT_EVENT_INTERVAL: u32 = 61;
 /// Units of cooperative budget per scheduled poll.
@@ -572,6 +575,30 @@ mod tests {
             knobs.set(k.name, k.default).unwrap();
             assert_eq!(knobs, Knobs::default(), "default of `{}` differs from Knobs::default", k.name);
         }
+    }
+
+    /// The `allowed` texts of `KNOBS` state the bounds `Knobs::set`
+    /// enforces, so that a change of a bound shows up in both.
+    #[test]
+    fn allowed_texts_state_the_bounds_that_are_checked() {
+        let allowed = |name| knob_info(name).unwrap().allowed;
+        let (min, max) = (MIN_QUEUE_CAPACITY, MAX_QUEUE_CAPACITY);
+        assert_eq!(allowed("queue-capacity"), format!("power of two {min}..={max}"));
+        assert_eq!(allowed("steal"), format!("half|one|integer 1..={max}"));
+        assert_eq!(allowed("inject-batch"), format!("share|integer 1..={max}"));
+        assert_eq!(allowed("steal-passes"), format!("integer 1..={MAX_STEAL_PASSES}"));
+        assert_eq!(allowed("budget"), format!("off|integer 1..={MAX_BUDGET}"));
+        for small in ["max-lifo-polls", "event-interval"] {
+            assert_eq!(allowed(small), format!("integer 1..={MAX_SMALL_KNOB}"));
+        }
+        assert_eq!(allowed("global-interval"), format!("adaptive|integer 1..={MAX_SMALL_KNOB}"));
+        let mut knobs = Knobs::default();
+        for (name, edge, over) in [("queue-capacity", max, 2 * max), ("steal", max, max + 1)] {
+            knobs.set(name, &edge.to_string()).unwrap();
+            assert!(knobs.set(name, &over.to_string()).is_err(), "{name}={over}");
+        }
+        knobs.set("queue-capacity", &min.to_string()).unwrap();
+        assert!(knobs.set("queue-capacity", &(min / 2).to_string()).is_err());
     }
 
     #[test]

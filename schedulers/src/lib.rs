@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 mod blocking;
+mod builtins;
 mod coop;
 mod dispatch;
 mod driver;
@@ -23,7 +24,6 @@ mod loom;
 pub mod metrics;
 pub mod net;
 pub mod policy;
-mod registry;
 mod runtime;
 pub mod task;
 pub mod time;

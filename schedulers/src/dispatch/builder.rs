@@ -205,7 +205,7 @@ impl Builder {
                 }
             };
         }
-        crate::registry::builtin_policies!(build_kind, [])
+        crate::builtins::builtin_policies!(build_kind, [])
     }
 
     /// `thread-per-core`: `workers` `current-thread` runtimes, one per

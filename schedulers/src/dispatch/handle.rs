@@ -73,7 +73,7 @@ impl Enter for Handle {
 }
 
 /// `Inner` (one statically dispatched variant per built-in policy, from
-/// `registry.rs`), its `From` impls, `kind()`, and the `with_shared!`
+/// `builtins.rs`), its `From` impls, `kind()`, and the `with_shared!`
 /// dispatch over it.
 macro_rules! declare_inner {
     ([] $($variant:ident => $module:ident :: $policy:ident,)*) => {
@@ -104,14 +104,14 @@ macro_rules! declare_inner {
         }
     };
 }
-crate::registry::builtin_policies!(declare_inner, []);
+crate::builtins::builtin_policies!(declare_inner, []);
 
 /// `$body` with `$s` bound to the runtime's `Arc<Shared<P>>`, `$tpc` with
 /// `$t` bound to the `thread-per-core` cores, or `$custom` with `$c` bound
 /// to a registered policy's `DynSched`.
 macro_rules! with_shared {
     ($handle:expr, $s:ident => $body:expr, $t:ident => $tpc:expr, $c:ident => $custom:expr) => {
-        crate::registry::builtin_policies!(with_shared_arms, [$handle, $s, $body, $t, $tpc, $c, $custom])
+        crate::builtins::builtin_policies!(with_shared_arms, [$handle, $s, $body, $t, $tpc, $c, $custom])
     };
 }
 

@@ -3,9 +3,9 @@
 //! with unsafe code under 600 lines; it uses the parent's private `Inner`.
 
 use std::fmt;
+use std::ptr;
 
-#[allow(unused_imports)]
-use super::*;
+use super::{pack, unpack, Local, Steal, StealLimit};
 use crate::loom::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 impl<T> Steal<T> {

@@ -1,7 +1,9 @@
-//! The built-in policies, one line each. This list is the only place that
-//! names them all: the `SchedulerKind` variants, their `info()`, the
-//! builder's dispatch and the handle's statically dispatched variants are
-//! all generated from it.
+//! The list of built-in policies, one line each. This list is the only
+//! place that names them all: the `SchedulerKind` variants, their
+//! `info()`, the builder's dispatch and the handle's statically dispatched
+//! variants are all generated from it. It is fixed at compile time; the
+//! registry of policies added at run time is `kind.rs` (their names and
+//! infos) with `dispatch/builder.rs` (how to start each).
 //!
 //! Adding an in-tree policy: a folder `schedulers/src/<module>/` with a
 //! type implementing `crate::policy::Policy` and a
