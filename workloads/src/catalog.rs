@@ -17,7 +17,7 @@ const CONNECTIONS: ParamInfo =
 const CLIENT_THREADS: ParamInfo = p(
     "client-threads",
     "auto",
-    "client threads, each driving connections/threads connections with mio (plus a pacer thread): auto = 1 per 1024 connections, at most 16; or 1..=256",
+    "client threads, each driving connections/threads connections with mio, each pacing its own arrivals: auto = 1 per 1024 connections, at most 16; or 1..=256",
 );
 const STALL_MS: ParamInfo =
     p("stall-ms", "0", "fault injection: block one worker once for this long at mid-run: 0..=60000 (0 = off)");

@@ -110,9 +110,15 @@ impl Conn {
         Ok(())
     }
 
-    /// Reads what is there (edge-triggered: until `WouldBlock`) and parses
-    /// one response. `scratch` is the thread's read buffer.
-    pub(crate) fn read(&mut self, proto: &impl Protocol, scratch: &mut [u8]) -> ReadOutcome {
+    /// Reads what is there and parses one response. `scratch` is the
+    /// thread's read buffer. Edge-triggered epoll needs the socket read
+    /// dry, and a read that returns less than `scratch` did just that: a
+    /// TCP socket hands over all it holds, and bytes arriving later raise
+    /// a new edge. So the usual closing `WouldBlock` read, one syscall per
+    /// answer, is skipped — unless `dry`: the event said the peer closed
+    /// (`EPOLLRDHUP`, whose FIN raises no later edge), or there was no
+    /// event, and then it reads on to the end of what is there.
+    pub(crate) fn read(&mut self, proto: &impl Protocol, scratch: &mut [u8], dry: bool) -> ReadOutcome {
         let mut eof = false;
         let mut error = None;
         loop {
@@ -121,7 +127,12 @@ impl Conn {
                     eof = true;
                     break;
                 }
-                Ok(n) => self.rbuf.extend_from_slice(&scratch[..n]),
+                Ok(n) => {
+                    self.rbuf.extend_from_slice(&scratch[..n]);
+                    if n < scratch.len() && !dry {
+                        break;
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {

@@ -22,7 +22,8 @@
 //!    arrival and it polls without blocking for the last [`pace::LEAD`],
 //!    so a request is sent within microseconds of its intended time, with
 //!    no other thread on the send path (epoll's own timeout has
-//!    millisecond resolution);
+//!    millisecond resolution). While no connection is idle the timer is
+//!    not armed: the loop blocks for answers alone;
 //! 4. after the window, drain in-flight requests for the drain budget;
 //!    what is still in flight then is unfinished (a failed request).
 //!
@@ -403,7 +404,7 @@ fn handshake<P: Protocol>(
             // Edge-triggered: bytes that arrived with the connect's event
             // raise no new one, so a fresh Hello reads at once.
             step = step.and_then(|()| match c.state {
-                State::Hello => match c.read(proto, &mut scratch) {
+                State::Hello => match c.read(proto, &mut scratch, true) {
                     ReadOutcome::Nothing => c.flush().map_err(|e| format!("sending hello: {e}")),
                     ReadOutcome::Answered { ok: true } if c.state == State::Idle => Ok(()),
                     ReadOutcome::Answered { .. } => Err(format!("bad answer to the hello request from {}", spec.addr)),
@@ -491,13 +492,19 @@ impl<P: Protocol> Loop<'_, P> {
             if (next.is_none() && backlog.is_empty() && busy == 0) || now >= hard_deadline {
                 return;
             }
-            let timeout = match pacer.timeout(next, now, POLL_TICK) {
+            // An arrival with no idle connection to take it waits in the
+            // backlog whenever it is released (its latency counts from its
+            // intended time either way), so the timer is armed only while a
+            // connection is idle: a saturated loop blocks for answers alone
+            // and pays no timer syscall per request.
+            let pace = next.filter(|_| !idle.is_empty());
+            let timeout = match pacer.timeout(pace, now, POLL_TICK) {
                 Ok(t) => t,
                 Err(e) => {
                     // Paced by epoll's millisecond timeout instead: late
                     // sends show in the lag, never hidden.
                     self.r.first_error.get_or_insert(format!("arming the client's timer: {e}"));
-                    next.map_or(POLL_TICK, |t| t.saturating_duration_since(now).min(POLL_TICK))
+                    pace.map_or(POLL_TICK, |t| t.saturating_duration_since(now).min(POLL_TICK))
                 }
             };
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
@@ -510,7 +517,8 @@ impl<P: Protocol> Loop<'_, P> {
                 if ev.token() == TIMER {
                     pacer.fired();
                 } else {
-                    self.on_ready(ev.token().0, &mut idle, &mut live, &mut scratch);
+                    let dry = ev.is_read_closed() || ev.is_error();
+                    self.on_ready(ev.token().0, dry, &mut idle, &mut live, &mut scratch);
                 }
             }
         }
@@ -562,13 +570,15 @@ impl<P: Protocol> Loop<'_, P> {
         self.r.conn_ended(why);
     }
 
-    fn on_ready(&mut self, i: usize, idle: &mut Vec<usize>, live: &mut usize, scratch: &mut [u8]) {
+    /// Connection `i` is ready; `dry`: read it to the end (see
+    /// [`Conn::read`]).
+    fn on_ready(&mut self, i: usize, dry: bool, idle: &mut Vec<usize>, live: &mut usize, scratch: &mut [u8]) {
         let Some(c) = self.conns.get_mut(i) else { return };
         if c.state != State::Busy {
             if c.state == State::Idle {
                 // An idle connection that becomes readable was closed (or
                 // sent garbage): find out now rather than at the next send.
-                if let ReadOutcome::Closed(why) = c.read(self.proto, scratch) {
+                if let ReadOutcome::Closed(why) = c.read(self.proto, scratch, true) {
                     idle.retain(|&j| j != i);
                     self.fail(i, why, live);
                 }
@@ -580,7 +590,7 @@ impl<P: Protocol> Loop<'_, P> {
             return;
         }
         let req = c.inflight;
-        match c.read(self.proto, scratch) {
+        match c.read(self.proto, scratch, dry) {
             ReadOutcome::Nothing => {}
             ReadOutcome::Answered { ok } => {
                 let req = req.expect("an answered connection had a request in flight");

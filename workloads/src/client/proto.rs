@@ -38,7 +38,21 @@ pub(crate) struct Meta {
 impl Meta {
     /// Formats the header value.
     pub(crate) fn encode(&self) -> String {
-        format!("{} {} {} {}", self.id, self.seed, self.flags, self.intended_ns)
+        let mut out = Vec::with_capacity(64);
+        self.encode_into(&mut out);
+        String::from_utf8(out).expect("decimal digits and spaces")
+    }
+
+    /// Appends the header value to `out`, with no allocation of its own
+    /// (the HTTP/1.1 client writes it once per request).
+    pub(crate) fn encode_into(&self, out: &mut Vec<u8>) {
+        let fields = [self.id, self.seed, u64::from(self.flags), self.intended_ns];
+        for (k, v) in fields.into_iter().enumerate() {
+            if k > 0 {
+                out.push(b' ');
+            }
+            push_decimal(v, out);
+        }
     }
 
     /// Parses a header value; `None` when it is not four decimal fields.
@@ -49,6 +63,21 @@ impl Meta {
         let meta = Meta { id: next()?, seed: next()?, flags: u32::try_from(next()?).ok()?, intended_ns: next()? };
         fields.next().is_none().then_some(meta)
     }
+}
+
+/// Appends `v` in decimal.
+fn push_decimal(mut v: u64, out: &mut Vec<u8>) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
 }
 
 /// What the bytes received so far hold.
@@ -122,7 +151,7 @@ impl Protocol for Http1 {
         out.extend_from_slice(b"\r\n");
         out.extend_from_slice(META_HEADER.as_bytes());
         out.extend_from_slice(b": ");
-        out.extend_from_slice(meta.encode().as_bytes());
+        meta.encode_into(out);
         out.extend_from_slice(b"\r\n\r\n");
     }
 
@@ -173,6 +202,9 @@ mod tests {
         let m = Meta { id: 7, seed: u64::MAX, flags: FLAG_MEASURED | FLAG_PANIC, intended_ns: 123_456 };
         assert_eq!(m.encode(), format!("7 {} 3 123456", u64::MAX));
         assert_eq!(Meta::parse(m.encode().as_bytes()), Some(m));
+        let zero = Meta::default();
+        assert_eq!(zero.encode(), "0 0 0 0");
+        assert_eq!(Meta::parse(zero.encode().as_bytes()), Some(zero));
         assert_eq!(Meta::parse(b"1 2 3"), None);
         assert_eq!(Meta::parse(b"1 2 3 4 5"), None);
         assert_eq!(Meta::parse(b"1 2 x 4"), None);
