@@ -27,7 +27,9 @@ pub(crate) const ARRIVAL_KINDS: &[(&str, ArrivalKind)] =
 /// An infinite sequence of intended arrival offsets from the schedule's
 /// start, in nanoseconds, strictly increasing for `Uniform` and
 /// non-decreasing for `Poisson`.
-#[derive(Debug)]
+/// A clone continues the same sequence (the client's backlog replays
+/// the schedule with one).
+#[derive(Debug, Clone)]
 pub struct Arrivals {
     kind: ArrivalKind,
     mean_gap_ns: f64,

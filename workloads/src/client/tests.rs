@@ -153,3 +153,27 @@ fn under_overload_every_scheduled_request_is_sent_or_never_sent() {
     drop(run);
     server.join().unwrap();
 }
+
+#[test]
+fn the_backlog_replays_the_schedule_in_order_with_the_thread_s_ids() {
+    let spec = LoadSpec { arrival: ArrivalKind::Poisson, threads: 3, ..load(1e6, 10) };
+    let start = Instant::now();
+    let mut release = crate::loadgen::schedule(&spec, 1);
+    let mut backlog = Backlog::new(release.clone(), start, 1, 3);
+    assert!(backlog.front().is_none() && backlog.pop().is_none());
+    let mut expected = Vec::new();
+    for k in 0..1000u64 {
+        expected.push((1 + 3 * k, start + Duration::from_nanos(release.next_offset_ns())));
+        backlog.release();
+    }
+    // Peeking does not consume; popping drains exactly what was released.
+    let head = backlog.front().map(|p| (p.id, p.intended));
+    assert_eq!(head, Some(expected[0]));
+    let got: Vec<_> = std::iter::from_fn(|| backlog.pop()).map(|p| (p.id, p.intended)).collect();
+    assert_eq!(got, expected);
+    assert!(backlog.is_empty() && backlog.front().is_none());
+    // Released later, after a drained backlog: the replay stays in step.
+    let t = start + Duration::from_nanos(release.next_offset_ns());
+    backlog.release();
+    assert_eq!(backlog.pop().map(|p| (p.id, p.intended)), Some((1 + 3 * 1000, t)));
+}
