@@ -41,8 +41,8 @@ groups=(
     loom_tests::timer::
     loom_tests::timer_remote_cancel::
     loom_tests::blocking::
-    steal_half::queue::loom_tests::
-    bwos::queue::loom_tests::
+    policies::steal_half::queue::loom_tests::
+    policies::bwos::queue::loom_tests::
     driver::io::loom_tests::
 )
 if [ $# -gt 0 ]; then

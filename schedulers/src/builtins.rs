@@ -5,12 +5,13 @@
 //! registry of policies added at run time is `kind.rs` (their names and
 //! infos) with `dispatch/builder.rs` (how to start each).
 //!
-//! Adding an in-tree policy: a folder `schedulers/src/<module>/` with a
-//! type implementing `crate::policy::Policy` and a
+//! Adding an in-tree policy: a folder `schedulers/src/policies/<module>/`
+//! with a type implementing `crate::policy::Policy` and a
 //! `pub(crate) const INFO: crate::SchedulerInfo` (its `--sched` name,
-//! meaning, worker rule and knobs), `mod <module>;` in `lib.rs`, and one
-//! line `Variant => <module>::Type,` below. (`thread-per-core` is not a
-//! policy but N runtimes of one, so it is added by hand after these.)
+//! meaning, worker rule and knobs), `pub(crate) mod <module>;` in
+//! `policies/mod.rs`, and one line `Variant => <module>::Type,` below
+//! (`<module>` is a path under `crate::policies`). (`thread-per-core` is
+//! not a policy but N runtimes of one, so it is added by hand after these.)
 //! Policies from other crates use `crate::register` instead.
 
 /// Calls `$callback! { [$args] Variant => module::Type, ... }` with the

@@ -29,7 +29,7 @@ macro_rules! declare_kinds {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum SchedulerKind {
             $(
-                #[doc = concat!("The built-in policy of `schedulers/src/", stringify!($module), "/`.")]
+                #[doc = concat!("The built-in policy of `schedulers/src/policies/", stringify!($module), "/`.")]
                 $variant,
             )*
             /// N independent single-worker runtimes, each with its own
@@ -48,8 +48,8 @@ macro_rules! declare_kinds {
             /// Everything about this scheduler.
             pub fn info(self) -> SchedulerInfo {
                 match self {
-                    $(SchedulerKind::$variant => crate::$module::INFO,)*
-                    SchedulerKind::ThreadPerCore => crate::thread_per_core::INFO,
+                    $(SchedulerKind::$variant => crate::policies::$module::INFO,)*
+                    SchedulerKind::ThreadPerCore => crate::policies::thread_per_core::INFO,
                     SchedulerKind::Custom(c) => c.0.info,
                 }
             }
@@ -298,25 +298,25 @@ mod tests {
     #[test]
     fn registration_refuses_taken_and_bad_names() {
         let info = |name| SchedulerInfo { name, about: "x", workers: WorkerRule::Any, knobs: &[] };
-        let e = crate::register::<crate::global::Global>(info("steal-half")).unwrap_err();
+        let e = crate::register::<crate::policies::global::Global>(info("steal-half")).unwrap_err();
         assert_eq!(e, RegisterError::Taken("steal-half"));
         for reference in ["tokio", "tokio-current", "smol"] {
             assert_eq!(
-                crate::register::<crate::global::Global>(info(reference)).unwrap_err(),
+                crate::register::<crate::policies::global::Global>(info(reference)).unwrap_err(),
                 RegisterError::Taken(reference)
             );
         }
         assert_eq!(
-            crate::register::<crate::global::Global>(info("Bad_Name")).unwrap_err(),
+            crate::register::<crate::policies::global::Global>(info("Bad_Name")).unwrap_err(),
             RegisterError::BadName("Bad_Name")
         );
         let bad_knob = SchedulerInfo { knobs: &["no-such-knob"], ..info("kind-test-knob") };
-        assert!(matches!(crate::register::<crate::global::Global>(bad_knob), Err(RegisterError::Knob(_))));
-        let k = crate::register::<crate::global::Global>(info("kind-test-global")).unwrap();
+        assert!(matches!(crate::register::<crate::policies::global::Global>(bad_knob), Err(RegisterError::Knob(_))));
+        let k = crate::register::<crate::policies::global::Global>(info("kind-test-global")).unwrap();
         assert_eq!("kind-test-global".parse::<SchedulerKind>().unwrap(), k);
         assert!(SchedulerKind::all().contains(&k));
         assert_eq!(
-            crate::register::<crate::global::Global>(info("kind-test-global")).unwrap_err(),
+            crate::register::<crate::policies::global::Global>(info("kind-test-global")).unwrap_err(),
             RegisterError::Taken("kind-test-global")
         );
     }

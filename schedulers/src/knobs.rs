@@ -18,14 +18,14 @@ pub const MAX_STEAL_PASSES: u32 = 64;
 /// tokio's starting (and classic fixed) global-queue interval, in ticks.
 pub const DEFAULT_GLOBAL_INTERVAL: u32 = 61;
 /// tokio's local ring capacity.
-pub const DEFAULT_QUEUE_CAPACITY: usize = crate::steal_half::queue::DEFAULT_CAPACITY;
+pub const DEFAULT_QUEUE_CAPACITY: usize = crate::policies::steal_half::queue::DEFAULT_CAPACITY;
 /// Largest `queue-capacity` (also the largest `steal` and `inject-batch`
 /// count): the ring's own bound, `steal_half::queue::MAX_CAPACITY`, which
 /// says why.
-pub const MAX_QUEUE_CAPACITY: usize = crate::steal_half::queue::MAX_CAPACITY;
+pub const MAX_QUEUE_CAPACITY: usize = crate::policies::steal_half::queue::MAX_CAPACITY;
 /// Smallest `queue-capacity`: the ring's own bound,
 /// `steal_half::queue::MIN_CAPACITY`, which says why.
-pub const MIN_QUEUE_CAPACITY: usize = crate::steal_half::queue::MIN_CAPACITY;
+pub const MIN_QUEUE_CAPACITY: usize = crate::policies::steal_half::queue::MIN_CAPACITY;
 /// tokio's `event_interval`: ticks between non-blocking driver polls.
 pub const DEFAULT_EVENT_INTERVAL: u32 = 61;
 /// Units of cooperative budget per scheduled poll.

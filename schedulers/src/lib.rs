@@ -28,20 +28,13 @@ mod runtime;
 pub mod task;
 pub mod time;
 pub mod topology;
-mod victims;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
 #[cfg(test)]
 mod test_util;
 
-mod bwos;
-mod current_thread;
-mod global;
-mod per_worker;
-mod steal_half;
-mod steal_one;
-mod thread_per_core;
+mod policies;
 
 pub use dispatch::{register, spawn, BuildError, Builder, Handle, Runtime};
 pub use info::{SchedulerInfo, WorkerRule, MAX_WORKERS};
@@ -52,7 +45,7 @@ pub use task::{JoinError, JoinHandle};
 #[doc(hidden)]
 pub mod __bench {
     pub use crate::metrics::{counter_blocks, CounterBlocks};
-    pub use crate::steal_half::queue::{local, Local, Overflow, Steal, StealLimit};
+    pub use crate::policies::steal_half::queue::{local, Local, Overflow, Steal, StealLimit};
 
     /// What a worker's counters cost per task poll: `polls` and `busy_ns`
     /// bumped in its own block.
@@ -65,6 +58,6 @@ pub mod __bench {
 
     /// The BWoS queue of the `bwos` policy.
     pub mod bwos {
-        pub use crate::bwos::queue::{local, Local, Steal, DEFAULT_BLOCKS, DEFAULT_BLOCK_SIZE};
+        pub use crate::policies::bwos::queue::{local, Local, Steal, DEFAULT_BLOCKS, DEFAULT_BLOCK_SIZE};
     }
 }

@@ -12,10 +12,10 @@ use super::handle::{Handle, Runtime};
 use crate::info::SchedulerInfo;
 use crate::kind::{add_custom, RegisterError, SchedulerKind};
 use crate::knobs::{KnobError, KnobSet, Knobs};
+use crate::policies::thread_per_core::ThreadPerCore;
 use crate::policy::Policy;
 use crate::runtime::shared::Shared;
 use crate::runtime::start::{self, Config, ThreadHook};
-use crate::thread_per_core::ThreadPerCore;
 use crate::topology::WorkerTopology;
 
 /// Default blocking-pool thread limit (tokio's).
@@ -196,7 +196,7 @@ impl Builder {
         macro_rules! build_kind {
             ([] $($variant:ident => $module:ident :: $policy:ident,)*) => {
                 match self.kind {
-                    $(SchedulerKind::$variant => self.start::<crate::$module::$policy>(knobs, workers, Handle::from),)*
+                    $(SchedulerKind::$variant => self.start::<crate::policies::$module::$policy>(knobs, workers, Handle::from),)*
                     SchedulerKind::ThreadPerCore => self.start_thread_per_core(workers),
                     SchedulerKind::Custom(custom) => {
                         let start = starts().read().unwrap()[custom.index()];

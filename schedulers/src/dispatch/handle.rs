@@ -19,6 +19,7 @@ use std::time::Duration;
 use crate::driver;
 use crate::kind::SchedulerKind;
 use crate::metrics::RuntimeMetrics;
+use crate::policies::thread_per_core::ThreadPerCore;
 use crate::policy::Policy;
 use crate::runtime::block_on;
 use crate::runtime::context::{self, DriverGuard, Enter};
@@ -26,7 +27,6 @@ use crate::runtime::custom::DynSched;
 use crate::runtime::shared::Shared;
 use crate::runtime::start::{join_workers, DROP_SHUTDOWN_TIMEOUT};
 use crate::task::JoinHandle;
-use crate::thread_per_core::ThreadPerCore;
 
 thread_local! {
     static HANDLE: RefCell<Option<Handle>> = const { RefCell::new(None) };
@@ -79,15 +79,15 @@ macro_rules! declare_inner {
     ([] $($variant:ident => $module:ident :: $policy:ident,)*) => {
         #[derive(Clone)]
         enum Inner {
-            $($variant(Arc<Shared<crate::$module::$policy>>),)*
+            $($variant(Arc<Shared<crate::policies::$module::$policy>>),)*
             ThreadPerCore(Arc<ThreadPerCore<Handle>>),
             /// A registered policy (`crate::register`), through a `dyn` core.
             Custom(DynSched, SchedulerKind),
         }
 
         $(
-            impl From<Arc<Shared<crate::$module::$policy>>> for Handle {
-                fn from(shared: Arc<Shared<crate::$module::$policy>>) -> Handle {
+            impl From<Arc<Shared<crate::policies::$module::$policy>>> for Handle {
+                fn from(shared: Arc<Shared<crate::policies::$module::$policy>>) -> Handle {
                     Handle { inner: Inner::$variant(shared) }
                 }
             }

@@ -10,8 +10,8 @@ use super::support::{counter, Sched};
 use crate::knobs::Knobs;
 use crate::loom::sync::atomic::Ordering::SeqCst;
 use crate::metrics::Counters;
+use crate::policies::steal_half::StealHalf;
 use crate::policy::{Origin, Policy, WorkerRef};
-use crate::steal_half::StealHalf;
 
 fn worker_ref(index: usize, counters: &Counters) -> WorkerRef<'_> {
     // tick 1: not a global-interval tick, so local work comes first.

@@ -1,4 +1,4 @@
-//! The stealable LIFO slot (`lifo-steal=on`, `steal_half/lifo_slot.rs`):
+//! The stealable LIFO slot (`lifo-steal=on`, `policies/steal_half/lifo_slot.rs`):
 //! a thief taking a victim's LIFO task races the owner taking it, the
 //! owner displacing it with a newer task, and the shutdown drain. Every
 //! task runs (or, at shutdown, is released) exactly once, and the counters
@@ -24,8 +24,8 @@ use super::support::{counter, Sched};
 use crate::knobs::{Knobs, Victim};
 use crate::loom::sync::atomic::Ordering::SeqCst;
 use crate::metrics::{Counters, WorkerMetrics};
+use crate::policies::steal_half::StealHalf;
 use crate::policy::{Origin, Policy, WorkerRef};
-use crate::steal_half::StealHalf;
 
 fn worker_ref(index: usize, counters: &Counters) -> WorkerRef<'_> {
     // tick 1: not a global-interval tick, so local work comes first.

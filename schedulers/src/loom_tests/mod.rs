@@ -2,7 +2,7 @@
 //! module (`support.rs`). The models declared here test the runtime core
 //! through crate-visible APIs; `steal_half_queue.rs`, `bwos_queue.rs` and
 //! `driver_io.rs` need their module's private items, so
-//! `steal_half/queue.rs`, `bwos/queue.rs` and `driver/io.rs` declare them
+//! `policies/steal_half/queue.rs`, `policies/bwos/queue.rs` and `driver/io.rs` declare them
 //! with `#[path]` (their test names stay `steal_half::queue::loom_tests::…`,
 //! `bwos::queue::loom_tests::…` and `driver::io::loom_tests::…`).
 //!

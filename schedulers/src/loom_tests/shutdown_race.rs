@@ -34,8 +34,8 @@ use std::sync::Arc;
 use loom::thread;
 
 use super::support::Sched;
-use crate::global::Global;
 use crate::knobs::Knobs;
+use crate::policies::global::Global;
 use crate::policy::Policy;
 
 #[test]

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicU8, Ordering::SeqCst};
 use std::sync::Mutex;
 
-use crate::steal_half::queue::Overflow;
+use crate::policies::steal_half::queue::Overflow;
 
 /// Records what the owner spills, single tasks and batches apart.
 pub(crate) struct Sink<T> {

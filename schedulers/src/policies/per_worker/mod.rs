@@ -7,11 +7,11 @@ use std::collections::VecDeque;
 
 use crossbeam_utils::CachePadded;
 
-use crate::current_thread::refill;
 use crate::inject::Inject;
 use crate::knobs::{InjectMode, Knobs};
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::metrics::Counters;
+use crate::policies::current_thread::refill;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
 

@@ -17,13 +17,13 @@ use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 
 use crate::fairness::Fairness;
 use crate::fast_rand::FastRand;
-use crate::global::{close_injector, pop_injector, push_closable};
 use crate::knobs::Knobs;
 use crate::loom::sync::atomic::AtomicBool;
 use crate::metrics::Counters;
+use crate::policies::global::{close_injector, pop_injector, push_closable};
+use crate::policies::victims::VictimOrder;
 use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
-use crate::victims::VictimOrder;
 
 /// What `steal-one` is (its entry in `wsbench list`).
 pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {

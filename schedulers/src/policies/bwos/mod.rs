@@ -15,8 +15,8 @@ pub(crate) mod queue;
 
 use crate::inject::Inject;
 use crate::knobs::Knobs;
-use crate::steal_half::queue::StealLimit;
-use crate::steal_half::{RunQueue, StealHalf};
+use crate::policies::steal_half::queue::StealLimit;
+use crate::policies::steal_half::{RunQueue, StealHalf};
 use crate::task::raw::Notified;
 
 /// What `bwos` is (its entry in `wsbench list`): `steal-half`'s knobs

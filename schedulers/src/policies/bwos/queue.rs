@@ -95,7 +95,7 @@ use std::ptr;
 
 use crossbeam_utils::CachePadded;
 
-pub use crate::steal_half::queue::Overflow;
+pub use crate::policies::steal_half::queue::Overflow;
 
 use crate::loom::cell::UnsafeCell;
 use crate::loom::sync::atomic::AtomicU64;
@@ -590,5 +590,5 @@ mod tests;
 mod stress;
 
 #[cfg(all(test, loom))]
-#[path = "../loom_tests/bwos_queue.rs"]
+#[path = "../../loom_tests/bwos_queue.rs"]
 mod loom_tests;

@@ -551,5 +551,5 @@ mod tests;
 mod stress;
 
 #[cfg(all(test, loom))]
-#[path = "../loom_tests/steal_half_queue.rs"]
+#[path = "../../loom_tests/steal_half_queue.rs"]
 mod loom_tests;
