@@ -248,9 +248,10 @@ fn decide(comparisons: &mut [Comparison], floors: &Floors) {
     }
 }
 
-/// The reference runtimes: code this repository does not change, so in a
+/// The reference runtimes (`wsbench_schedulers::REFERENCE_NAMES`, the one
+/// list of their names): code this repository does not change, so in a
 /// comparison of two of our commits they measure the machine.
-const REFERENCES: [&str; 3] = ["tokio", "tokio-current", "smol"];
+const REFERENCES: &[&str] = wsbench_schedulers::REFERENCE_NAMES;
 /// The reference whose cells serve as the control of ours.
 const CONTROL: &str = "tokio";
 

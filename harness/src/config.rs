@@ -23,9 +23,6 @@ pub const MAX_WORKERS: u64 = wsbench_schedulers::MAX_WORKERS as u64;
 pub const MAX_RUN_PHASE: Duration = Duration::from_secs(24 * 60 * 60);
 /// The longest `--timeout`: above the default for the longest run phases.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 60 * 60);
-/// Workloads that exist only for the harness's own tests: never part of
-/// `all` or `default`, runnable only by name.
-pub const TEST_ONLY_WORKLOADS: &[&str] = &["hang", CRASH_WORKLOAD];
 /// The test-only workload that aborts its process.
 pub const CRASH_WORKLOAD: &str = "crash";
 /// Watchdog: the limit is this many times (warm-up + duration) ...
@@ -239,7 +236,7 @@ fn parse_scheds(text: &str) -> Result<Vec<Sched>> {
 }
 
 fn parse_workloads(text: &str) -> Result<Vec<&'static WorkloadInfo>> {
-    let runnable = || backend::workloads().iter().filter(|w| !TEST_ONLY_WORKLOADS.contains(&w.name));
+    let runnable = || backend::workloads().iter().filter(|w| !w.test_only);
     match text.trim() {
         "all" => return Ok(runnable().collect()),
         "default" => return Ok(runnable().filter(|w| w.in_default_suite).collect()),

@@ -7,6 +7,8 @@
 //! `status=failed` and the reason, keeps its measured numbers in its row,
 //! and enters no summary, chart or comparison.
 
+use wsbench_workloads::api::extra as names;
+
 use crate::record::{RunRecord, Status};
 
 /// The largest share of failed requests (or failed client connections) an
@@ -35,7 +37,7 @@ pub fn judge(record: &mut RunRecord) -> Option<String> {
 /// it is one. Deadline misses are left out of the failed requests: the
 /// `timers` workload measures them on purpose (its `deadline_misses`).
 pub fn too_many_failures(record: &RunRecord) -> Option<String> {
-    let misses = extra(record, "deadline_misses").unwrap_or(0.0).max(0.0) as u64;
+    let misses = extra(record, names::DEADLINE_MISSES).unwrap_or(0.0).max(0.0) as u64;
     // A benchmark sends no requests (failed is blank): nothing can fail.
     let failed = record.failed.unwrap_or(0).saturating_sub(misses);
     let attempted = record.ops.unwrap_or(0) + failed;
@@ -46,12 +48,12 @@ pub fn too_many_failures(record: &RunRecord) -> Option<String> {
             failed as f64 / attempted as f64 * PERCENT
         ));
     }
-    if let (Some(lost), Some(all)) = (extra(record, "failed_connections"), extra(record, "connections")) {
+    if let (Some(lost), Some(all)) = (extra(record, names::FAILED_CONNECTIONS), extra(record, names::CONNECTIONS)) {
         if lost > 0.0 && lost > MAX_FAILED_FRACTION * all {
             reasons.push(format!("{lost:.0} of {all:.0} client connections failed"));
         }
     }
-    if let (Some(never), Some(all)) = (extra(record, "never_sent"), extra(record, "scheduled")) {
+    if let (Some(never), Some(all)) = (extra(record, names::NEVER_SENT), extra(record, names::SCHEDULED)) {
         if never > 0.0 && never > MAX_FAILED_FRACTION * all {
             reasons.push(format!(
                 "{never:.0} of {all:.0} scheduled requests never sent ({:.1}%; the load generator fell behind)",

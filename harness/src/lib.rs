@@ -8,8 +8,11 @@
 //! → `export` (CSV, JSON, markdown, HDR logs) and `table`; `compare`,
 //! `plot`, `history` and `report` read CSVs back via `load`. Units are
 //! written by `units`, exit statuses decided in `exit`, `record` is the
-//! row model everything above speaks, and the workloads crate is reached
-//! only through `backend`.
+//! row model everything above speaks. The harness calls the workloads
+//! crate through `backend` (runs, validation, the lists), `remote`
+//! (`serve`, `load`) and `calibrate` (doctor's instruments); the
+//! contract's types (`api`: specs, outputs, the extras' names) are
+//! imported where they are used.
 //!
 //! # As a library
 //!

@@ -6,7 +6,6 @@ use std::fmt::Write as _;
 use wsbench_schedulers::knobs::KNOBS;
 
 use crate::backend;
-use crate::config::TEST_ONLY_WORKLOADS;
 
 /// The listing.
 pub fn render() -> String {
@@ -29,7 +28,7 @@ pub fn render() -> String {
         if w.open_loop {
             tags.push("open loop, uses --rate");
         }
-        if TEST_ONLY_WORKLOADS.contains(&w.name) {
+        if w.test_only {
             tags.push("test only, never in default or all");
         }
         let tags = if tags.is_empty() { String::new() } else { format!(" [{}]", tags.join(", ")) };

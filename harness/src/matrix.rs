@@ -16,7 +16,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use wsbench_workloads::api::{RunOptions, RunOutput, RuntimeSpec, WorkloadSpec};
+use wsbench_workloads::api::{extra, RunOptions, RunOutput, RuntimeSpec, WorkloadSpec};
 
 use crate::config::{interleave_key, Cell, CellList, RunConfig};
 use crate::export::Exporter;
@@ -69,7 +69,7 @@ fn run_with_watchdog(runtime: RuntimeSpec, spec: WorkloadSpec, options: RunOptio
 /// measured window (`completed_in_window`; the drain is not in the window),
 /// else every one.
 fn completed_in_window(out: &RunOutput) -> u64 {
-    out.extras.iter().find(|(n, _)| n == "completed_in_window").map_or(out.ops, |(_, v)| *v as u64)
+    out.extras.iter().find(|(n, _)| n == extra::COMPLETED_IN_WINDOW).map_or(out.ops, |(_, v)| *v as u64)
 }
 
 /// The row of a run that finished.

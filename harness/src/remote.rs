@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{ensure, Context, Result};
 use clap::Parser;
 use wsbench_workloads::api::{RunOptions, RunOutput};
-use wsbench_workloads::remote::{Until, SERVABLE};
+use wsbench_workloads::remote::{servable_workloads, Until};
 
 use crate::cli::{Cli, LoadArgs, ServeArgs};
 use crate::config::{Cell, RunConfig};
@@ -51,10 +51,11 @@ fn push_opt(args: &mut Vec<String>, flag: &str, value: Option<String>) {
 }
 
 fn check_servable(workload: &str) -> Result<()> {
+    let servable = servable_workloads();
     ensure!(
-        SERVABLE.contains(&workload),
+        servable.contains(&workload),
         "--workload `{workload}` has no separate server and client; allowed: {}",
-        SERVABLE.join(", ")
+        servable.join(", ")
     );
     Ok(())
 }

@@ -471,11 +471,8 @@ fn lifo_steal_knobs_run_every_workload_at_1_2_and_128_workers() {
     run.ok();
     let (header, rows) = read_csv(&dir.join("k.csv"));
     let workloads: std::collections::BTreeSet<&str> = rows.iter().map(|r| col(&header, r, "workload")).collect();
-    let all: std::collections::BTreeSet<&str> = wsbench_workloads::workloads()
-        .iter()
-        .map(|w| w.name)
-        .filter(|n| !wsbench::config::TEST_ONLY_WORKLOADS.contains(n))
-        .collect();
+    let all: std::collections::BTreeSet<&str> =
+        wsbench_workloads::workloads().iter().filter(|w| !w.test_only).map(|w| w.name).collect();
     assert_eq!(workloads, all);
     assert_eq!(rows.len(), 2 * 3 * all.len(), "schedulers x worker counts x workloads");
     for row in &rows {
@@ -521,8 +518,7 @@ fn victim_topology_runs_every_workload_at_2_and_128_workers() {
         ];
         wsbench_in(&dir, &args).ok();
         let (header, rows) = read_csv(&dir.join("t.csv"));
-        let all =
-            wsbench_workloads::workloads().iter().filter(|w| !wsbench::config::TEST_ONLY_WORKLOADS.contains(&w.name));
+        let all = wsbench_workloads::workloads().iter().filter(|w| !w.test_only);
         assert_eq!(rows.len(), 3 * all.count(), "schedulers x workloads");
         for row in &rows {
             let n = |c: &str| col(&header, row, c).parse::<u64>().unwrap_or_else(|_| panic!("{c}: {row:?}"));

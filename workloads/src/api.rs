@@ -44,6 +44,11 @@ pub struct WorkloadInfo {
     /// per worker (so defaults scale from 2 to 128 cores); `None` for
     /// closed workloads.
     pub default_rate_per_worker: Option<f64>,
+    /// Has a separate server and client: `wsbench serve` and `load` run it.
+    pub servable: bool,
+    /// Exists to test the harness (`hang`, `crash`): never in the default
+    /// suite or in `all`.
+    pub test_only: bool,
 }
 
 /// The runtime under test: scheduler, worker count and knobs, parsed and
@@ -188,7 +193,8 @@ pub struct RunOutput {
     /// `auto` resolved), plus `rate` for open-loop workloads.
     pub params: Vec<(String, String)>,
     /// Workload-specific results, `snake_case` names with a unit suffix
-    /// (`ns_per_task`, `timer_lateness_p99_us`, `deadline_misses`, ...).
+    /// (`ns_per_task`, `timer_lateness_p99_us`, `deadline_misses`, ...);
+    /// the names the harness reads are in [`extra`].
     pub extras: Vec<(String, f64)>,
     /// CPU use over the measured window; `None` where it cannot be read.
     pub cpu: Option<CpuUsage>,
@@ -231,4 +237,28 @@ impl RunOutput {
             cpu: None,
         }
     }
+}
+
+/// The names of the [`RunOutput::extras`] that the harness reads (its
+/// health rule, throughput): one definition, written by the workloads and
+/// read by the harness.
+pub mod extra {
+    /// Client connections the run asked for.
+    pub const CONNECTIONS: &str = "connections";
+    /// Client connections that never came up or ended before the run did.
+    pub const FAILED_CONNECTIONS: &str = "failed_connections";
+    /// Client threads of the load generator.
+    pub const CLIENT_THREADS: &str = "client_threads";
+    /// HTTP/2: the most streams one connection had in flight at once.
+    pub const MAX_STREAMS_PER_CONNECTION: &str = "max_streams_per_connection";
+    /// Measured arrivals taken from the schedule.
+    pub const SCHEDULED: &str = "scheduled";
+    /// Scheduled arrivals never sent (`scheduled = sent + never_sent`).
+    pub const NEVER_SENT: &str = "never_sent";
+    /// Answers completed inside the measured window (throughput's count).
+    pub const COMPLETED_IN_WINDOW: &str = "completed_in_window";
+    /// Measured sends per second of the window, whenever they were sent.
+    pub const SENT_PER_S: &str = "sent_per_s";
+    /// Requests that missed their deadline (also counted as failed).
+    pub const DEADLINE_MISSES: &str = "deadline_misses";
 }

@@ -155,11 +155,35 @@ const YIELD_MANY: &[ParamInfo] = &[
 ];
 
 const fn bench(name: &'static str, about: &'static str, params: &'static [ParamInfo]) -> WorkloadInfo {
-    WorkloadInfo { name, about, open_loop: false, in_default_suite: true, params, default_rate_per_worker: None }
+    WorkloadInfo {
+        name,
+        about,
+        open_loop: false,
+        in_default_suite: true,
+        params,
+        default_rate_per_worker: None,
+        servable: false,
+        test_only: false,
+    }
 }
 
 const fn open(name: &'static str, about: &'static str, params: &'static [ParamInfo], rate: f64) -> WorkloadInfo {
-    WorkloadInfo { name, about, open_loop: true, in_default_suite: true, params, default_rate_per_worker: Some(rate) }
+    WorkloadInfo { open_loop: true, default_rate_per_worker: Some(rate), ..bench(name, about, params) }
+}
+
+/// An open-loop workload with a separate server and client (`serve`, `load`).
+const fn served(name: &'static str, about: &'static str, params: &'static [ParamInfo], rate: f64) -> WorkloadInfo {
+    WorkloadInfo { servable: true, ..open(name, about, params, rate) }
+}
+
+/// Outside the default suite: named explicitly to run.
+const fn not_default(info: WorkloadInfo) -> WorkloadInfo {
+    WorkloadInfo { in_default_suite: false, ..info }
+}
+
+/// A workload that tests the harness (never in the default suite or `all`).
+const fn test_only(name: &'static str, about: &'static str) -> WorkloadInfo {
+    WorkloadInfo { test_only: true, ..not_default(bench(name, about, &[])) }
 }
 
 /// Every workload, tokio's benches first.
@@ -175,38 +199,10 @@ pub static WORKLOADS: &[WorkloadInfo] = &[
     open("skewed", "open loop: all requests enter at one worker, or rare 100x stragglers (default rate 1000/s per worker)", SKEWED, 1_000.0),
     open("timers", "open loop: each request sleeps a downstream latency under a deadline; timer lateness (default 2000/s per worker)", TIMERS, 2_000.0),
     open("timeouts", "open loop: each request awaits a backend subtask under a timeout that almost never fires: arm + cancel per request (default 2000/s per worker)", TIMEOUTS, 2_000.0),
-    open("tcp-rpc", "open loop over loopback TCP: mio client, server on the runtime (default 1000/s per worker)", TCP_RPC, 1_000.0),
-    open("mixed", "open loop over TCP: handlers fan out to CPU subtasks that await timers, with a deadline (default 500/s per worker)", MIXED, 500.0),
-    WorkloadInfo {
-        name: "http",
-        about: "open loop over loopback HTTP/1.1: hyper server on the runtime, mio client (default 1000/s per worker); not in the default suite",
-        open_loop: true,
-        in_default_suite: false,
-        params: HTTP,
-        default_rate_per_worker: Some(1_000.0),
-    },
-    WorkloadInfo {
-        name: "spawn-storm",
-        about: "S plain threads outside the runtime spawn tiny tasks flat out; ns per task and inject-lock contention; not in the default suite",
-        open_loop: false,
-        in_default_suite: false,
-        params: &[p("spawners", "8", "spawning threads (never runtime workers): 1..=1024")],
-        default_rate_per_worker: None,
-    },
-    WorkloadInfo {
-        name: "hang",
-        about: "test-only: never finishes (for testing the harness watchdog); not in the default suite",
-        open_loop: false,
-        in_default_suite: false,
-        params: &[],
-        default_rate_per_worker: None,
-    },
-    WorkloadInfo {
-        name: "crash",
-        about: "test-only: aborts the process from a worker (for testing the harness's child processes); not in the default suite",
-        open_loop: false,
-        in_default_suite: false,
-        params: &[],
-        default_rate_per_worker: None,
-    },
+    served("tcp-rpc", "open loop over loopback TCP: mio client, server on the runtime (default 1000/s per worker)", TCP_RPC, 1_000.0),
+    served("mixed", "open loop over TCP: handlers fan out to CPU subtasks that await timers, with a deadline (default 500/s per worker)", MIXED, 500.0),
+    not_default(served("http", "open loop over loopback HTTP/1.1: hyper server on the runtime, mio client (default 1000/s per worker); not in the default suite", HTTP, 1_000.0)),
+    not_default(bench("spawn-storm", "S plain threads outside the runtime spawn tiny tasks flat out; ns per task and inject-lock contention; not in the default suite", &[p("spawners", "8", "spawning threads (never runtime workers): 1..=1024")])),
+    test_only("hang", "test-only: never finishes (for testing the harness watchdog); not in the default suite"),
+    test_only("crash", "test-only: aborts the process from a worker (for testing the harness's child processes); not in the default suite"),
 ];

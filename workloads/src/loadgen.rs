@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::api::{Counters, CpuUsage, RunOutput};
+use crate::api::{extra, Counters, CpuUsage, RunOutput};
 use crate::arrivals::{ArrivalKind, Arrivals};
 use crate::record::{nanos, new_histogram, Histos};
 
@@ -270,14 +270,14 @@ impl OpenReport {
         // and recorded, but throughput is completions inside it / it.
         let elapsed = w.end - w.measure_from;
         let window_s = elapsed.as_secs_f64();
-        extras.push(("scheduled".into(), gen.scheduled as f64));
-        extras.push(("never_sent".into(), gen.skipped as f64));
-        extras.push(("completed_in_window".into(), h.completed_in_window as f64));
-        extras.push(("sent_per_s".into(), gen.sent as f64 / window_s));
+        extras.push((extra::SCHEDULED.into(), gen.scheduled as f64));
+        extras.push((extra::NEVER_SENT.into(), gen.skipped as f64));
+        extras.push((extra::COMPLETED_IN_WINDOW.into(), h.completed_in_window as f64));
+        extras.push((extra::SENT_PER_S.into(), gen.sent as f64 / window_s));
         extras.push(("loadgen_lag_p50_us".into(), us(gen.lag.value_at_quantile(0.5))));
         extras.push(("loadgen_lag_p99_us".into(), us(lag_p99)));
         extras.push(("loadgen_lag_max_us".into(), us(gen.lag.max())));
-        extras.push(("deadline_misses".into(), h.deadline_misses as f64));
+        extras.push((extra::DEADLINE_MISSES.into(), h.deadline_misses as f64));
         let mut params = params;
         params.push(("rate".into(), spec.rate_per_s.to_string()));
         RunOutput {

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use crate::api::{RunOptions, RunOutput, RuntimeSpec, WorkloadSpec};
+use crate::catalog::WORKLOADS;
 use crate::client::h2::{run_h2_clients, H2Target};
 use crate::client::proto::Http1;
 use crate::client::{client_report, run_clients};
@@ -26,28 +27,26 @@ use crate::rt::listen::{listen_overflows, listen_report};
 use crate::rt::ours::Ours;
 use crate::rt::smol_rt::Smol;
 use crate::rt::tokio_rt::{TokioCurrent, TokioMulti};
-use crate::rt::{counters_delta, no_counters, Rt, Spawner};
+use crate::rt::{counters_delta, no_counters, Rt, Spawner, SHUTDOWN_GRACE};
 use crate::runner::which;
-use crate::sched::Which;
+use crate::sched::{Which, REFERENCES};
 use crate::tcp::TcpRpcWire;
 use crate::tcp::{accept_loop, start_server};
 use crate::Error;
 
 /// How often `serve` checks whether it should stop.
 const STOP_POLL: Duration = Duration::from_millis(20);
-/// How long shutdown waits for a task that is blocking a worker.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
-/// The workloads that have a separate server and client.
-pub const SERVABLE: &[&str] = &["tcp-rpc", "mixed", "http"];
-
-fn not_servable(name: &str) -> Error {
-    Error::NotServable { name: name.to_string(), allowed: SERVABLE.join(", ") }
+/// The workloads that have a separate server and client, from the
+/// catalog's [`crate::api::WorkloadInfo::servable`].
+pub fn servable_workloads() -> Vec<&'static str> {
+    WORKLOADS.iter().filter(|w| w.servable).map(|w| w.name).collect()
 }
 
-fn servable(plan: &Plan, name: &str) -> Result<(), Error> {
-    match plan.work {
-        Work::Tcp(..) | Work::Http(..) => Ok(()),
-        _ => Err(not_servable(name)),
+fn servable(name: &str) -> Result<(), Error> {
+    if WORKLOADS.iter().any(|w| w.name == name && w.servable) {
+        Ok(())
+    } else {
+        Err(Error::NotServable { name: name.to_string(), allowed: servable_workloads().join(", ") })
     }
 }
 
@@ -69,7 +68,7 @@ pub struct Until<'a> {
 pub fn serve(rt: &RuntimeSpec, w: &WorkloadSpec, listen: SocketAddr, until: Until<'_>) -> Result<RunOutput, Error> {
     let which = which(rt)?;
     let plan = plan(rt, w)?;
-    servable(&plan, &w.name)?;
+    servable(&w.name)?;
     crate::spin::iters_per_ns();
     // Before the runtime exists: every thread alive now is not its own.
     let meter = CpuMeter::new();
@@ -81,7 +80,10 @@ pub fn serve(rt: &RuntimeSpec, w: &WorkloadSpec, listen: SocketAddr, until: Unti
         Which::Smol => serve_on(Smol::build(rt)?, &plan, listen, until, &meter),
         Which::Registered(_) => Err(Error::NotServable {
             name: format!("{} on the registered reference `{}`", w.name, rt.sched()),
-            allowed: "the built-in schedulers, tokio, tokio-current, smol".to_string(),
+            allowed: format!(
+                "the built-in schedulers, {}",
+                REFERENCES.iter().map(|r| r.name).collect::<Vec<_>>().join(", ")
+            ),
         }),
     }?;
     out.record_spin_drift();
@@ -107,7 +109,7 @@ fn serve_on<R: Rt>(
             let svc = HttpService::new(sp.clone(), cfg, side);
             start_server(&runtime, "http", listen, |l| serve_accept_loop(sp.clone(), l, svc.clone()))
         }
-        _ => unreachable!("checked by servable()"),
+        _ => unreachable!("checked by servable(); a test ties the catalog's flag to the plans"),
     };
     let addr = match bound {
         Ok(a) => a,
@@ -157,10 +159,10 @@ fn serve_on<R: Rt>(
 /// rate (per worker of the server). Fails when no connection can be made.
 pub fn load(target: SocketAddr, rt: &RuntimeSpec, w: &WorkloadSpec, opts: &RunOptions) -> Result<RunOutput, Error> {
     let plan = plan(rt, w)?;
-    servable(&plan, &w.name)?;
+    servable(&w.name)?;
     let (load, shape) = match plan.work {
         Work::Tcp(_, load, shape) | Work::Http(_, load, shape) => (load, shape),
-        _ => unreachable!("checked by servable()"),
+        _ => unreachable!("checked by servable(); a test ties the catalog's flag to the plans"),
     };
     if !load.stall.is_zero() {
         return Err(Error::BadParam {
@@ -190,4 +192,26 @@ pub fn load(target: SocketAddr, rt: &RuntimeSpec, w: &WorkloadSpec, opts: &RunOp
     out.service_ns = None;
     out.cpu = None;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::Sched;
+
+    /// The catalog's `servable` flag and the plans `serve_on` can serve
+    /// say the same thing, for every workload.
+    #[test]
+    fn the_servable_flag_is_the_plans_with_a_server() {
+        let rt = RuntimeSpec::new(Sched::parse("steal-half").unwrap(), 2, Default::default()).unwrap();
+        for info in WORKLOADS.iter().filter(|w| !w.test_only) {
+            let w = WorkloadSpec { name: info.name.to_string(), params: Vec::new(), rate_per_s: None };
+            let p = plan(&rt, &w).unwrap_or_else(|e| panic!("{}: {e}", info.name));
+            let has_server = matches!(p.work, Work::Tcp(..) | Work::Http(..));
+            assert_eq!(info.servable, has_server, "{}", info.name);
+        }
+        assert_eq!(servable_workloads(), ["tcp-rpc", "mixed", "http"]);
+        let err = servable("yield-many").unwrap_err().to_string();
+        assert!(err.contains("yield-many") && err.contains("tcp-rpc, mixed, http"), "{err}");
+    }
 }

@@ -4,7 +4,6 @@
 //! are in `sched.rs`).
 
 use std::sync::RwLock;
-use std::time::Duration;
 
 use wsbench_schedulers::SchedulerKind;
 
@@ -19,14 +18,11 @@ use crate::openloop::{run_in_process, Injection};
 use crate::plan::{plan, Plan, Work};
 use crate::rt::smol_rt::Smol;
 use crate::rt::tokio_rt::{TokioCurrent, TokioMulti};
-use crate::rt::{Rt, Spawner};
+use crate::rt::{Rt, Spawner, SHUTDOWN_GRACE};
 use crate::sched::{register, RegisterReferenceError, SchedInfo, Which};
 use crate::storm::run_storm;
 use crate::tcp::run_tcp;
 use crate::Error;
-
-/// How long shutdown waits for a task that is blocking a worker.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
 /// Every workload with its parameters.
 pub fn workloads() -> &'static [WorkloadInfo] {

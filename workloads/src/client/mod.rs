@@ -59,7 +59,7 @@ use self::conn::{Conn, ReadOutcome, State};
 use self::pace::Pacer;
 use self::proto::Protocol;
 use crate::affinity::pin_current;
-use crate::api::Counters;
+use crate::api::{extra, Counters};
 use crate::arrivals::Arrivals;
 use crate::cpu::CpuMeter;
 use crate::loadgen::{drain_budget, mix, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Request, Window};
@@ -148,12 +148,12 @@ pub(crate) fn client_report<T>(
     // (or ended early) fails at most its one request in flight, but takes
     // its share of the load away.
     let mut extras = vec![
-        ("connections".to_string(), spec.connections as f64),
-        ("failed_connections".to_string(), ended as f64),
-        ("client_threads".to_string(), spec.threads as f64),
+        (extra::CONNECTIONS.to_string(), spec.connections as f64),
+        (extra::FAILED_CONNECTIONS.to_string(), ended as f64),
+        (extra::CLIENT_THREADS.to_string(), spec.threads as f64),
     ];
     if max_streams > 0 {
-        extras.push(("max_streams_per_connection".to_string(), max_streams as f64));
+        extras.push((extra::MAX_STREAMS_PER_CONNECTION.to_string(), max_streams as f64));
     }
     OpenReport { histos, gen, window: run.window, counters, notes, extras, cpu: None }
 }

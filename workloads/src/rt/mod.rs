@@ -43,6 +43,10 @@ pub enum TaskFailed {
     Cancelled,
 }
 
+/// How long [`Rt::shutdown`] waits for a task that is blocking a worker,
+/// for every runtime the workloads build (runs and `serve`).
+pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+
 /// A built runtime of one kind.
 pub trait Rt: Sized + 'static {
     /// The handle tasks capture.
