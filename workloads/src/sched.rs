@@ -95,11 +95,11 @@ pub(crate) fn registered() -> Vec<&'static SchedInfo> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegisterReferenceError {
     /// The name is taken by a scheduler or an earlier registration.
-    #[error("scheduler name `{0}` is already taken (see `wsbench list`)")]
+    #[error("reference runtime name `{0}` is already taken by a scheduler or an earlier reference registration (see `wsbench list`)")]
     Taken(&'static str),
     /// The name is not lower-case kebab-case starting with a letter, or
     /// is `all`.
-    #[error("bad scheduler name `{0}`: allowed are lower-case letters, digits and `-`, starting with a letter, and not `all`")]
+    #[error("bad reference runtime name `{0}`: allowed are lower-case letters, digits and `-`, starting with a letter, and not `all`")]
     BadName(&'static str),
 }
 
