@@ -1,7 +1,8 @@
 //! The door for the harness's calls into the workloads crate (runs,
 //! validation, the scheduler and workload lists); `remote` calls its
-//! `serve`/`load` and `calibrate` its instruments directly. The contract's types (`wsbench_workloads::api`)
-//! are imported where they are used, not wrapped here.
+//! `serve`/`load` and `calibrate` its instruments directly. The
+//! contract's types (`wsbench_workloads::api`) are imported where they
+//! are used, not wrapped here.
 
 use std::sync::Mutex;
 

@@ -548,7 +548,8 @@ fn median_extra(file: &ResultsFile, name: &str) -> Option<f64> {
 /// (`spin_drift`) beyond the bound at which a run gets a note.
 fn calibration_warnings(base: &ResultsFile, current: &ResultsFile) -> Vec<String> {
     let mut out = Vec::new();
-    if let (Some(b), Some(c)) = (median_extra(base, "spin_iters_per_ns"), median_extra(current, "spin_iters_per_ns")) {
+    let rate = wsbench_workloads::api::extra::SPIN_ITERS_PER_NS;
+    if let (Some(b), Some(c)) = (median_extra(base, rate), median_extra(current, rate)) {
         let change = c / b - 1.0;
         if change.abs() > SPIN_RATE_TOLERANCE {
             out.push(format!(
@@ -564,7 +565,9 @@ fn calibration_warnings(base: &ResultsFile, current: &ResultsFile) -> Vec<String
             .records
             .iter()
             .filter(|r| {
-                r.extras.iter().any(|(k, v)| k == "spin_drift" && v.abs() > wsbench_workloads::spin::DRIFT_NOTE)
+                r.extras.iter().any(|(k, v)| {
+                    k == wsbench_workloads::api::extra::SPIN_DRIFT && v.abs() > wsbench_workloads::spin::DRIFT_NOTE
+                })
             })
             .count();
         if drifted > 0 {

@@ -208,8 +208,8 @@ impl RunOutput {
     /// the drift is beyond [`crate::spin::DRIFT_NOTE`].
     pub(crate) fn record_spin_drift(&mut self) {
         let d = crate::spin::drift();
-        self.extras.push(("spin_iters_per_ns".to_string(), crate::spin::iters_per_ns()));
-        self.extras.push(("spin_drift".to_string(), d));
+        self.extras.push((extra::SPIN_ITERS_PER_NS.to_string(), crate::spin::iters_per_ns()));
+        self.extras.push((extra::SPIN_DRIFT.to_string(), d));
         self.notes.extend(crate::spin::drift_note(d));
     }
 
@@ -240,8 +240,8 @@ impl RunOutput {
 }
 
 /// The names of the [`RunOutput::extras`] that the harness reads (its
-/// health rule, throughput): one definition, written by the workloads and
-/// read by the harness.
+/// health rule, throughput, compare's calibration check): one definition,
+/// written by the workloads and read by the harness.
 pub mod extra {
     /// Client connections the run asked for.
     pub const CONNECTIONS: &str = "connections";
@@ -261,4 +261,8 @@ pub mod extra {
     pub const SENT_PER_S: &str = "sent_per_s";
     /// Requests that missed their deadline (also counted as failed).
     pub const DEADLINE_MISSES: &str = "deadline_misses";
+    /// The process's calibrated spin rate, iterations per ns.
+    pub const SPIN_ITERS_PER_NS: &str = "spin_iters_per_ns";
+    /// How far the spin rate moved during the run (`+0.12` = 12 % faster).
+    pub const SPIN_DRIFT: &str = "spin_drift";
 }

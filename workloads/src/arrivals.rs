@@ -6,6 +6,8 @@
 //! the summed rate, and uniform schedules are interleaved by giving thread
 //! `i` the phase `i / rate`.
 
+use std::time::{Duration, Instant};
+
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -67,6 +69,12 @@ impl Arrivals {
         let at = self.next_ns;
         self.next_ns += self.gap_ns();
         at as u64
+    }
+
+    /// The next intended arrival as an instant, the schedule starting at
+    /// `start` (every generator's and the client backlog's one conversion).
+    pub(crate) fn next_at(&mut self, start: Instant) -> Instant {
+        start + Duration::from_nanos(self.next_offset_ns())
     }
 }
 

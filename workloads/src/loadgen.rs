@@ -171,7 +171,7 @@ impl GenTotals {
     /// scheduled, never sent.
     pub(crate) fn skip_rest(&mut self, arrivals: &mut Arrivals, w: &Window) {
         loop {
-            let t = w.start + Duration::from_nanos(arrivals.next_offset_ns());
+            let t = arrivals.next_at(w.start);
             if t >= w.end {
                 return;
             }

@@ -73,7 +73,7 @@ fn gen_thread(
     let mut id = index as u64;
     let mut stall_pending = index == 0 && !spec.stall.is_zero();
     loop {
-        let intended = w.start + Duration::from_nanos(arrivals.next_offset_ns());
+        let intended = arrivals.next_at(w.start);
         if intended >= w.end {
             break;
         }

@@ -302,7 +302,7 @@ impl Driver<'_> {
         let (mut id, step) = (index as u64, self.spec.threads as u64);
         let mut stall_pending = index == 0 && !self.spec.load.stall.is_zero();
         loop {
-            let intended = w.start + Duration::from_nanos(arrivals.next_offset_ns());
+            let intended = arrivals.next_at(w.start);
             if intended >= w.end {
                 return;
             }

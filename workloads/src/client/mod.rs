@@ -467,7 +467,7 @@ impl Backlog {
             return None;
         }
         if self.head.is_none() {
-            let intended = self.start + Duration::from_nanos(self.replay.next_offset_ns());
+            let intended = self.replay.next_at(self.start);
             self.head = Some(Pending { id: self.next_id, intended });
             self.next_id += self.step;
         }
@@ -502,7 +502,7 @@ impl<P: Protocol> Loop<'_, P> {
         let mut backlog = Backlog::new(arrivals.clone(), w.start, self.index as u64, self.spec.threads as u64);
         // The next arrival intended before `end`, counted as scheduled.
         let mut take = |gen: &mut GenTotals| {
-            let t = w.start + Duration::from_nanos(arrivals.next_offset_ns());
+            let t = arrivals.next_at(w.start);
             (t < w.end).then(|| {
                 gen.schedule(w, t);
                 t
