@@ -7,7 +7,7 @@
 //! `stack` is a deliberately small policy: every worker shares one LIFO
 //! stack behind a mutex (newest task first, no per-worker queues, no
 //! stealing). It uses only the public extension API of
-//! `wsbench_schedulers` (`policy::*`, `SchedulerInfo`, `register`) and runs
+//! `wsbench_schedulers` (`policy::*`, `PolicyInfo`, `register`) and runs
 //! on the same runtime core as the built-in policies: the same tasks,
 //! wakers, epoll reactor, timer wheel, blocking pool, counters and core
 //! knobs (`idle`, `budget`, `event-interval`, `task-align`).
@@ -22,7 +22,7 @@ use std::sync::Mutex;
 
 use wsbench_schedulers::knobs::{Knobs, CORE_KNOBS};
 use wsbench_schedulers::policy::{Event, Notified, Origin, Policy, Wake, WorkerRef};
-use wsbench_schedulers::{register, SchedulerInfo, WorkerRule};
+use wsbench_schedulers::{register, PolicyInfo, WorkerRule};
 
 /// One stack shared by every worker.
 struct Stack {
@@ -115,7 +115,7 @@ fn main() -> ExitCode {
         eprintln!("Error: {e}");
         return ExitCode::from(2);
     }
-    let info = SchedulerInfo {
+    let info = PolicyInfo {
         name: "stack",
         about: "example: one LIFO stack behind a mutex, shared by every worker (examples/custom_policy.rs)",
         workers: WorkerRule::Any,

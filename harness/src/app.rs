@@ -8,15 +8,20 @@ use anyhow::{Context, Result};
 use clap::Parser;
 
 use crate::cli::{Cli, Command, DoctorArgs, RunArgs};
+use crate::compare;
 use crate::config::RunConfig;
+use crate::data::merge;
+use crate::data::outcome::{Results, Settings};
+use crate::data::record::{RunRecord, Status};
+use crate::doctor::calibrate;
 use crate::doctor::{self, Machine};
-use crate::env::Environment;
 use crate::exit::negative;
-use crate::export::csv::CsvExporter;
-use crate::export::{self, Exporter};
-use crate::outcome::{Results, Settings};
-use crate::record::{RunRecord, Status};
-use crate::{calibrate, compare, config, history, isolate, listing, matrix, merge, plot, remote, report, table};
+use crate::output::export::csv::CsvExporter;
+use crate::output::export::{self, Exporter};
+use crate::output::{plot, report, table};
+use crate::run::env::Environment;
+use crate::run::{isolate, matrix};
+use crate::{config, history, listing, options, remote};
 
 /// Parses the command line and runs the chosen subcommand.
 pub fn run() -> Result<ExitCode> {
@@ -38,14 +43,14 @@ pub fn run() -> Result<ExitCode> {
             crate::out!("{}", listing::render());
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Compare(args)) => compare::main(&args),
-        Some(Command::Plot(args)) => plot::main(&args),
-        Some(Command::History(args)) => history::main(&args),
-        Some(Command::Report(args)) => report::main(&args),
+        Some(Command::Compare(args)) => compare::main(&options::compare(&args)?),
+        Some(Command::Plot(args)) => plot::main(&options::plot(&args)),
+        Some(Command::History(args)) => history::main(&options::history(&args)?),
+        Some(Command::Report(args)) => report::main(&options::report(&args)),
         Some(Command::RunChild) => isolate::child_main(),
-        Some(Command::Serve(args)) => remote::serve_main(&args),
-        Some(Command::Load(args)) => remote::load_main(&args),
-        Some(Command::Merge(args)) => merge::main(&args),
+        Some(Command::Serve(args)) => remote::serve_main(&options::serve(&args)?),
+        Some(Command::Load(args)) => remote::load_main(&options::load(&args)?),
+        Some(Command::Merge(args)) => merge::main(&options::merge(&args)),
         Some(Command::Doctor(args)) if args.calibrate => calibrate_main(&args),
         Some(Command::Doctor(args)) => {
             let workers = config::parse_workers(args.workers.as_deref())?;
@@ -73,13 +78,13 @@ fn calibrate_main(args: &DoctorArgs) -> Result<ExitCode> {
         args.calibrate_span
     );
     if let Some(json) = &args.json {
-        crate::export::check_output("--json", json, crate::export::Kind::Json)?;
+        crate::output::export::check_output("--json", json, crate::output::export::Kind::Json)?;
     }
     let env = Environment::capture();
     let c = calibrate::measure(span, calibrate::Taken { at: env.timestamp, host: env.host, cpu_model: env.cpu_model });
     crate::out!("{}", calibrate::render(&c));
     if let Some(json) = &args.json {
-        crate::export::write_output(json, &calibrate::to_json(&c)?)
+        crate::output::export::write_output(json, &calibrate::to_json(&c)?)
             .context("the checks are on stdout, but --json could not be written")?;
     }
     match calibrate::state_path() {
@@ -97,7 +102,7 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
     let plan = config.plan()?;
     let mut exporters = export::open_all(&config)?;
     let mut env = Environment::capture();
-    crate::calibrate::warn_pacing(&plan.cells, env.calibration.as_ref());
+    crate::doctor::calibrate::warn_pacing(&plan.cells, env.calibration.as_ref());
     let planned = config.workers.iter().copied().max().unwrap_or(1);
     env.findings = doctor::inspect(&Machine::this(), config::allowed_cpus(), planned, doctor::BUSY_SAMPLE);
     let mut base_results = config.ab.as_ref().map(|ab| {
@@ -111,7 +116,7 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
     };
     let mut results = Results::new(env, Settings::of(&config));
     let base = base_results.as_mut().map(|r| matrix::BaseSide { results: r, exporters: &mut base_exporters });
-    crate::interrupt::install()?;
+    crate::run::interrupt::install()?;
     matrix::run_matrix(&config, &plan, &mut results, &mut exporters, base)?;
     if results.interrupted {
         return print_interrupted(&results);
@@ -154,7 +159,7 @@ fn print_interrupted(results: &Results) -> Result<ExitCode> {
     }
     crate::outln!("{why}; the finished cells' rows are kept, the cell that was running is dropped");
     eprintln!("wsbench: {why}");
-    Ok(ExitCode::from(crate::interrupt::EXIT_INTERRUPTED))
+    Ok(ExitCode::from(crate::run::interrupt::EXIT_INTERRUPTED))
 }
 
 /// "every run failed", with the first reason: with `-q` the per-run

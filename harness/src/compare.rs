@@ -11,29 +11,28 @@
 //! else is `unchanged`. Exit status: 1 when anything regressed, 0
 //! otherwise, 2 on unusable input or a report that cannot be written.
 //!
-//! Two files of one A/B invocation (`run --base-bin`, see [`crate::ab`])
+//! Two files of one A/B invocation (`run --base-bin`, see [`crate::run::ab`])
 //! are judged on their pairs instead: the change is the median ratio
 //! current/base over the pairs, and both `p` and the corrected `q` come
 //! from the one-sample t-test on the pairs' log ratios.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::ab::{self, Pairing};
-use crate::cli::CompareArgs;
+use crate::data::load::{load, ResultsFile};
+use crate::data::record::{CellKey, LatencyMetric, RunRecord, Status, SCHEMA_VERSION};
 use crate::exit::EXIT_FAILURE;
-use crate::export::{file, marks, write_output, Kind};
-use crate::load::{load, ResultsFile};
+use crate::output::export::{file, marks, write_output, Kind};
+use crate::output::table::{format_count, format_us, Table};
 use crate::parse::parse_percent;
-use crate::record::{CellKey, LatencyMetric, RunRecord, Status, SCHEMA_VERSION};
+use crate::run::ab::{self, Pairing};
+use crate::stats::ttest::{benjamini_hochberg, welch_log_p};
 use crate::stats::{mann_whitney_p, median, min_possible_p};
-use crate::table::{format_count, format_us, Table};
-use crate::ttest::{benjamini_hochberg, welch_log_p};
 
 /// Input `compare` cannot judge: missing or malformed files, schema
 /// mismatch. Maps to exit status 2.
@@ -516,8 +515,8 @@ fn environment_warnings(base: &ResultsFile, current: &ResultsFile) -> Vec<String
     if base.logical_cpus != current.logical_cpus {
         out.push(format!(
             "different core counts: base {} logical CPUs, current {}",
-            crate::env::or_unknown(base.logical_cpus),
-            crate::env::or_unknown(current.logical_cpus)
+            crate::run::env::or_unknown(base.logical_cpus),
+            crate::run::env::or_unknown(current.logical_cpus)
         ));
     }
     if base.host != current.host {
@@ -679,16 +678,38 @@ pub fn render_markdown(report: &Report) -> String {
     out
 }
 
-/// `wsbench compare`.
-pub fn main(args: &CompareArgs) -> Result<ExitCode> {
+/// `wsbench compare`'s options, checked (`crate::options`).
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The baseline results.
+    pub base: PathBuf,
+    /// The results judged against it.
+    pub current: PathBuf,
+    /// The effect-size floors and the significance level.
+    pub floors: Floors,
+    /// Also write the verdicts as JSON here.
+    pub json: Option<PathBuf>,
+    /// Also write the markdown report here.
+    pub out: Option<PathBuf>,
+}
+
+/// Checks the floors given as text (`5%`) and the significance level; an
+/// error is an unusable input (exit 2).
+pub fn floors_of(threshold: &str, tail_threshold: &str, alpha: f64) -> Result<Floors> {
     let floors = Floors {
-        threshold: parse_percent(&args.threshold).context("bad --threshold").map_err(unusable)?,
-        tail_threshold: parse_percent(&args.tail_threshold).context("bad --tail-threshold").map_err(unusable)?,
-        alpha: args.alpha,
+        threshold: parse_percent(threshold).context("bad --threshold").map_err(unusable)?,
+        tail_threshold: parse_percent(tail_threshold).context("bad --tail-threshold").map_err(unusable)?,
+        alpha,
     };
     if !(floors.alpha > 0.0 && floors.alpha < 1.0) {
-        return Err(unusable(anyhow::anyhow!("--alpha {} must be between 0 and 1", args.alpha)));
+        return Err(unusable(anyhow::anyhow!("--alpha {alpha} must be between 0 and 1")));
     }
+    Ok(floors)
+}
+
+/// `wsbench compare`.
+pub fn main(args: &Options) -> Result<ExitCode> {
+    let floors = args.floors;
     check_outputs(args).map_err(unusable)?;
     if let (Ok(a), Ok(b)) = (std::fs::canonicalize(&args.base), std::fs::canonicalize(&args.current)) {
         if a == b {
@@ -736,7 +757,7 @@ pub fn main(args: &CompareArgs) -> Result<ExitCode> {
 
 /// Checks `--out` and `--json` before any work through the output guard:
 /// each writable, neither the same file as the other or as an input.
-fn check_outputs(args: &CompareArgs) -> Result<()> {
+fn check_outputs(args: &Options) -> Result<()> {
     let mut outputs: Vec<(&str, &Path, Kind)> = Vec::new();
     if let Some(path) = &args.out {
         outputs.push(("the report (--out)", path, Kind::Markdown));
@@ -749,7 +770,7 @@ fn check_outputs(args: &CompareArgs) -> Result<()> {
 
 /// Writes `--out` and `--json` after the report is on stdout. A failure
 /// here is an error (exit 2), never taken for a regression.
-fn write_reports(args: &CompareArgs, report: &Report, markdown: &str) -> Result<()> {
+fn write_reports(args: &Options, report: &Report, markdown: &str) -> Result<()> {
     if let Some(path) = &args.out {
         write_output(path, marks::with_comment(Kind::Markdown, markdown).as_bytes())
             .context("the report is on stdout, but --out could not be written")?;
@@ -790,7 +811,7 @@ fn nothing_compared(base: &ResultsFile, current: &ResultsFile, report: &Report) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{CellKey, RunRecord};
+    use crate::data::record::{CellKey, RunRecord};
 
     fn file(extras: &[&[(&str, f64)]]) -> ResultsFile {
         let records = extras
@@ -804,7 +825,7 @@ mod tests {
             .collect();
         ResultsFile {
             path: "f.csv".into(),
-            schema_version: crate::record::SCHEMA_VERSION,
+            schema_version: crate::data::record::SCHEMA_VERSION,
             timestamp: "2026-12-02T00:00:00Z".to_string(),
             host: "h".to_string(),
             cpu_model: "c".to_string(),

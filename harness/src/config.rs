@@ -11,11 +11,11 @@ use wsbench_schedulers::topology::Imposed;
 use wsbench_schedulers::WorkerRule;
 use wsbench_workloads::api::{RuntimeSpec, Sched, WorkloadInfo, WorkloadSpec};
 
-use crate::backend;
 use crate::cli::RunArgs;
+use crate::data::record::{join_pairs, CellKey};
 use crate::parse::{check_label, parse_duration, parse_pair, parse_u64_list};
-use crate::record::{join_pairs, CellKey};
-use crate::slo::Slo;
+use crate::run::backend;
+use crate::stats::slo::Slo;
 
 /// Most workers a runtime accepts (the schedulers crate's limit).
 pub const MAX_WORKERS: u64 = wsbench_schedulers::MAX_WORKERS as u64;

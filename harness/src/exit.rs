@@ -1,7 +1,7 @@
 //! Exit statuses, decided here and nowhere else: 0 success, 1 a negative
 //! answer ([`Negative`]: a regression, every run failed, nothing to plot),
 //! 2 every error (bad input, unusable files, a failed write), 130 a `run`
-//! stopped by SIGINT/SIGTERM ([`crate::interrupt`]). And how an
+//! stopped by SIGINT/SIGTERM ([`crate::run::interrupt`]). And how an
 //! error is written for people ([`render`]): the one path every message
 //! of every subcommand goes through.
 

@@ -1,18 +1,25 @@
 //! wsbench: the benchmark harness.
 //!
-//! Top down, with no import circles: `app` (dispatch) → `cli` (clap only)
-//! → `config` (validated, typed; `parse` reads list/duration values) →
-//! `matrix` (runs every cell under a watchdog; `isolate` gives each run a
-//! fresh child process) → `outcome` (what a run produced: cell outcomes,
-//! histograms, results, settings) → `stats` / `summary` (pure statistics)
-//! → `export` (CSV, JSON, markdown, HDR logs) and `table`; `compare`,
-//! `plot`, `history` and `report` read CSVs back via `load`. Units are
-//! written by `units`, exit statuses decided in `exit`, `record` is the
-//! row model everything above speaks. The harness calls the workloads
-//! crate through `backend` (runs, validation, the lists), `remote`
-//! (`serve`, `load`) and `calibrate` (doctor's instruments); the
-//! contract's types (`api`: specs, outputs, the extras' names) are
-//! imported where they are used.
+//! Top down, with no import circles. The front: `app` dispatches the
+//! subcommands, `cli` holds clap's shapes and nothing else, `config` turns
+//! `run`'s into a validated, typed matrix and `options` every other
+//! subcommand's into the typed options its module takes (`parse` reads
+//! the list, duration and percentage forms), `exit` decides every exit status and `stdout`
+//! writes standard output. Below it, grouped by role:
+//! - `run`: the matrix of cells, a child process per run, A/B pairs, the
+//!   CPU columns and the environment; `run::backend` is the door into the
+//!   workloads crate;
+//! - `remote`: `serve` and `load`, the two halves of a TCP workload;
+//! - `doctor`: the machine's findings and the instruments' calibration;
+//! - `data`: the row model, a run's outcome, files read back, `merge`;
+//! - `stats`: pure statistics (medians, tests, summaries, SLO capacity,
+//!   change points);
+//! - `output`: result files, the table, charts, the HTML report, units;
+//! - `compare` (the regression gate), `history` (the nightly store and its
+//!   change points) and `listing` (`wsbench list`), which read results.
+//!
+//! The contract's types (`wsbench_workloads::api`: specs, outputs, the
+//! extras' names) are imported where they are used.
 //!
 //! # As a library
 //!
@@ -26,43 +33,41 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod ab;
-pub mod app;
-pub mod backend;
-pub mod calibrate;
-pub mod changepoint;
-pub mod cli;
-pub mod compare;
-pub mod config;
-pub mod cpu;
-pub mod doctor;
-pub mod env;
-pub mod exit;
-pub mod export;
-pub mod health;
-pub mod history;
-pub mod input;
-pub mod interrupt;
-pub mod isolate;
-pub mod listing;
-pub mod load;
-pub mod matrix;
-pub mod merge;
-pub mod outcome;
-pub mod parse;
-pub mod pin;
-pub mod plot;
-pub mod progress;
-pub mod record;
-pub mod remote;
-pub mod report;
-pub mod slo;
-pub mod stats;
-pub mod stdout;
-pub mod summary;
-pub mod table;
-pub mod ttest;
-pub mod units;
+mod app;
+mod cli;
+mod compare;
+mod config;
+mod data;
+mod doctor;
+mod exit;
+mod history;
+mod listing;
+mod options;
+mod output;
+mod parse;
+mod remote;
+mod run;
+mod stats;
+mod stdout;
+
+/// The harness's internals, for its own integration tests and benches
+/// only: not an API, and free to change in any release. A binary of your
+/// own needs [`main`] alone.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::data::{load, record};
+    pub use crate::output::{export, plot, units};
+    pub use crate::run::{env, isolate};
+
+    /// `wsbench compare`.
+    pub mod compare {
+        pub use crate::compare::*;
+    }
+    /// Exit statuses.
+    pub mod exit {
+        pub use crate::exit::*;
+    }
+}
 
 /// The whole `wsbench` command line: parses `std::env::args`, runs the
 /// command, prints an error (`Error: ...`, written by [`exit::render`]) and

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use wsbench_schedulers::knobs::KNOBS;
 
-use crate::backend;
+use crate::run::backend;
 
 /// The listing.
 pub fn render() -> String {

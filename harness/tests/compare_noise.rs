@@ -8,9 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use wsbench::compare::{compare, Floors, Verdict};
-use wsbench::load::{load, ResultsFile};
-use wsbench::record::{CellKey, Status};
+use wsbench::internals::compare::{compare, Floors, Verdict};
+use wsbench::internals::load::{load, ResultsFile};
+use wsbench::internals::record::{CellKey, Status};
 
 const FLOORS: Floors = Floors { threshold: 0.05, tail_threshold: 0.10, alpha: 0.05 };
 

@@ -9,12 +9,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
-use wsbench::cli::{CompareArgs, PlotArgs};
-use wsbench::env::Environment;
-use wsbench::exit::exit_code_for;
-use wsbench::export::csv::{encode, header, row};
-use wsbench::load::load;
-use wsbench::record::{CellKey, Latencies, RunRecord, Status};
+use wsbench::internals::compare::{floors_of, Options as CompareOptions};
+use wsbench::internals::env::Environment;
+use wsbench::internals::exit::exit_code_for;
+use wsbench::internals::export::csv::{encode, header, row};
+use wsbench::internals::load::load;
+use wsbench::internals::plot::Options as PlotOptions;
+use wsbench::internals::record::{CellKey, Latencies, RunRecord, Status};
 
 const CASES: u32 = 48;
 
@@ -71,20 +72,18 @@ fn scratch() -> PathBuf {
     dir
 }
 
-fn compare_args(base: &Path, current: &Path) -> CompareArgs {
-    CompareArgs {
+fn compare_args(base: &Path, current: &Path) -> CompareOptions {
+    CompareOptions {
         base: base.to_path_buf(),
         current: current.to_path_buf(),
-        threshold: "5%".into(),
-        tail_threshold: "10%".into(),
-        alpha: 0.05,
+        floors: floors_of("5%", "10%", 0.05).unwrap(),
         json: None,
         out: None,
     }
 }
 
-fn plot_args(results: &Path, out: &Path) -> PlotArgs {
-    PlotArgs { results: results.to_path_buf(), out: out.to_path_buf(), hdr_dir: None, width: 320, height: 320 }
+fn plot_args(results: &Path, out: &Path) -> PlotOptions {
+    PlotOptions { results: results.to_path_buf(), out: out.to_path_buf(), hdr_dir: None, width: 320, height: 320 }
 }
 
 /// Writes `bytes` and checks that loader, compare (on either side) and plot
@@ -96,12 +95,12 @@ fn refused_everywhere(bytes: &[u8]) -> Result<(), TestCaseError> {
     std::fs::write(&good, valid_csv()).unwrap();
     prop_assert!(load(&bad).is_err(), "the loader accepted garbage");
     for args in [compare_args(&good, &bad), compare_args(&bad, &good)] {
-        match wsbench::compare::main(&args) {
+        match wsbench::internals::compare::main(&args) {
             Ok(code) => prop_assert!(false, "compare returned {code:?} on garbage"),
             Err(e) => prop_assert_eq!(exit_code_for(&e), ExitCode::from(2), "{:#}", e),
         }
     }
-    match wsbench::plot::plot(&plot_args(&bad, &dir.join("charts"))) {
+    match wsbench::internals::plot::plot(&plot_args(&bad, &dir.join("charts"))) {
         Ok(files) => prop_assert!(false, "plot drew {files:?} from garbage"),
         Err(e) => prop_assert_eq!(exit_code_for(&e), ExitCode::from(2), "{:#}", e),
     }
@@ -192,10 +191,10 @@ proptest! {
         prop_assert_eq!(file.records.len(), rows);
         let copy = dir.join("copy.csv");
         std::fs::write(&copy, &bytes[..end]).unwrap();
-        let code = wsbench::compare::main(&compare_args(&path, &copy)).map_err(|e| TestCaseError::fail(format!("{e:#}")))?;
+        let code = wsbench::internals::compare::main(&compare_args(&path, &copy)).map_err(|e| TestCaseError::fail(format!("{e:#}")))?;
         prop_assert_eq!(code, ExitCode::SUCCESS, "a file compared with a copy of itself passes");
         // Rows 0..=5 are steal-half at 1, 2, 4 workers: a sweep from row 3 on.
-        match wsbench::plot::plot(&plot_args(&path, &dir.join("charts"))) {
+        match wsbench::internals::plot::plot(&plot_args(&path, &dir.join("charts"))) {
             Ok(files) => prop_assert!(rows >= 3 && !files.is_empty(), "{rows} rows drew {files:?}"),
             Err(e) => {
                 prop_assert!(rows < 3, "{rows} rows: {e:#}");

@@ -13,10 +13,10 @@ use std::sync::OnceLock;
 
 use common::{scratch, wsbench_in};
 use proptest::prelude::*;
-use wsbench::exit::exit_code_for;
-use wsbench::export::{hdr, marks};
-use wsbench::isolate::wire::decode_result;
-use wsbench::load::load_json;
+use wsbench::internals::exit::exit_code_for;
+use wsbench::internals::export::{hdr, marks};
+use wsbench::internals::isolate::wire::decode_result;
+use wsbench::internals::load::load_json;
 
 const CASES: u32 = 48;
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::{scratch, wsbench_in};
-use wsbench::record::SCHEMA_VERSION;
+use wsbench::internals::record::SCHEMA_VERSION;
 
 const HEADER: &str =
     "schema_version,timestamp,git_sha,host,cpu_model,logical_cpus,scheduler,workers,workload,knobs,run,duration_s,ops,\

@@ -8,7 +8,7 @@ use std::path::Path;
 use common::{scratch, wsbench_in};
 
 /// The schema this wsbench writes and reads.
-const SCHEMA: u32 = wsbench::record::SCHEMA_VERSION;
+const SCHEMA: u32 = wsbench::internals::record::SCHEMA_VERSION;
 
 const HEADER: &str =
     "schema_version,timestamp,git_sha,host,cpu_model,logical_cpus,scheduler,workers,workload,knobs,run,duration_s,ops,\

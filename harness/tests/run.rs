@@ -144,7 +144,7 @@ fn run_writes_table_csv_json_and_hdr_logs() {
 
     // The JSON: same runs plus the environment.
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
-    assert_eq!(json["schema_version"], wsbench::record::SCHEMA_VERSION);
+    assert_eq!(json["schema_version"], wsbench::internals::record::SCHEMA_VERSION);
     assert!(json["environment"]["logical_cpus"].as_u64().unwrap() >= 1);
     assert!(
         json["environment"]["cpu_model"].is_string()
@@ -582,6 +582,6 @@ fn wide_and_markdown_show_the_uncorrected_p99() {
         // The value beside p99 is the CSV's, in the table's units.
         let value: f64 = uncorrected.parse().unwrap();
         let row = wide.stdout.lines().find(|l| l.starts_with("tokio")).unwrap();
-        assert!(row.contains(&wsbench::units::format_us(value)), "{row} lacks {value} µs");
+        assert!(row.contains(&wsbench::internals::units::format_us(value)), "{row} lacks {value} µs");
     }
 }

@@ -7,7 +7,7 @@
 //!
 //! Adding an in-tree policy: a folder `schedulers/src/policies/<module>/`
 //! with a type implementing `crate::policy::Policy` and a
-//! `pub(crate) const INFO: crate::SchedulerInfo` (its `--sched` name,
+//! `pub(crate) const INFO: crate::PolicyInfo` (its `--sched` name,
 //! meaning, worker rule and knobs), `pub(crate) mod <module>;` in
 //! `policies/mod.rs`, and one line `Variant => <module>::Type,` below
 //! (`<module>` is a path under `crate::policies`). (`thread-per-core` is

@@ -1,6 +1,6 @@
 //! What a scheduler is, as plain facts: its `--sched` name, its one-line
 //! meaning, how many workers it runs and which knobs it honours
-//! ([`SchedulerInfo`]), and the worker limit every runtime shares. Each
+//! ([`PolicyInfo`]), and the worker limit every runtime shares. Each
 //! policy states its own `INFO` in its folder; `crate::kind` (the names),
 //! the topology and the builders read them. This module names nothing else
 //! in the crate, so that everything may read it.
@@ -40,7 +40,7 @@ impl WorkerRule {
 /// What a scheduler is, for users and for validation. Part of the
 /// extension API (see `crate::policy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SchedulerInfo {
+pub struct PolicyInfo {
     /// The `--sched` name (kebab-case).
     pub name: &'static str,
     /// One line saying what the policy tests (`wsbench list`).

@@ -1,5 +1,5 @@
 //! The `--sched` names of our scheduling policies, and what each is: one
-//! [`SchedulerInfo`] per policy, defined in the policy's own folder.
+//! [`PolicyInfo`] per policy, defined in the policy's own folder.
 //! `wsbench list`, parse errors, the workloads catalog and every validation
 //! read them from here, and so does the knobs' applicability check (a knob
 //! applies to the kinds whose info lists it).
@@ -15,7 +15,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::RwLock;
 
-use crate::info::{SchedulerInfo, WorkerRule};
+use crate::info::{PolicyInfo, WorkerRule};
 use crate::knobs::{knob_info, KnobError, KnobInfo, KnobSet, Knobs};
 
 /// Declares `SchedulerKind` with one variant per built-in policy (from
@@ -46,7 +46,7 @@ macro_rules! declare_kinds {
                 [$(SchedulerKind::$variant,)* SchedulerKind::ThreadPerCore];
 
             /// Everything about this scheduler.
-            pub fn info(self) -> SchedulerInfo {
+            pub fn info(self) -> PolicyInfo {
                 match self {
                     $(SchedulerKind::$variant => crate::policies::$module::INFO,)*
                     SchedulerKind::ThreadPerCore => crate::policies::thread_per_core::INFO,
@@ -115,7 +115,7 @@ impl FromStr for SchedulerKind {
 /// order, which is also where the builder keeps how to start it
 /// (`crate::dispatch`, [`add_custom`]).
 pub(crate) struct CustomEntry {
-    info: SchedulerInfo,
+    info: PolicyInfo,
     index: usize,
 }
 
@@ -208,7 +208,7 @@ pub enum RegisterError {
 /// called with the new kind under the registry's write lock, before any
 /// other thread can see the kind, so that the builder records how to start
 /// it at [`CustomKind::index`] (`crate::register` is the one caller).
-pub(crate) fn add_custom(info: SchedulerInfo, record: impl FnOnce(CustomKind)) -> Result<SchedulerKind, RegisterError> {
+pub(crate) fn add_custom(info: PolicyInfo, record: impl FnOnce(CustomKind)) -> Result<SchedulerKind, RegisterError> {
     let name = info.name;
     if !is_valid_sched_name(name) {
         return Err(RegisterError::BadName(name));
@@ -230,11 +230,11 @@ pub(crate) fn add_custom(info: SchedulerInfo, record: impl FnOnce(CustomKind)) -
 }
 
 // Which knobs apply to which kind is a fact of each kind's info
-// (`SchedulerInfo::knobs`), so the checks live here, beside the list of
+// (`PolicyInfo::knobs`), so the checks live here, beside the list of
 // kinds, rather than in `knobs.rs` (which names no kind).
 
 impl KnobInfo {
-    /// The schedulers it applies to: those whose [`SchedulerInfo`] lists
+    /// The schedulers it applies to: those whose [`PolicyInfo`] lists
     /// it (each policy says which knobs it honours, in its folder).
     pub fn applies_to(&self) -> Vec<SchedulerKind> {
         SchedulerKind::all().into_iter().filter(|k| k.info().knobs.contains(&self.name)).collect()
@@ -297,7 +297,7 @@ mod tests {
 
     #[test]
     fn registration_refuses_taken_and_bad_names() {
-        let info = |name| SchedulerInfo { name, about: "x", workers: WorkerRule::Any, knobs: &[] };
+        let info = |name| PolicyInfo { name, about: "x", workers: WorkerRule::Any, knobs: &[] };
         let e = crate::register::<crate::policies::global::Global>(info("steal-half")).unwrap_err();
         assert_eq!(e, RegisterError::Taken("steal-half"));
         for reference in ["tokio", "tokio-current", "smol"] {
@@ -310,7 +310,7 @@ mod tests {
             crate::register::<crate::policies::global::Global>(info("Bad_Name")).unwrap_err(),
             RegisterError::BadName("Bad_Name")
         );
-        let bad_knob = SchedulerInfo { knobs: &["no-such-knob"], ..info("kind-test-knob") };
+        let bad_knob = PolicyInfo { knobs: &["no-such-knob"], ..info("kind-test-knob") };
         assert!(matches!(crate::register::<crate::policies::global::Global>(bad_knob), Err(RegisterError::Knob(_))));
         let k = crate::register::<crate::policies::global::Global>(info("kind-test-global")).unwrap();
         assert_eq!("kind-test-global".parse::<SchedulerKind>().unwrap(), k);

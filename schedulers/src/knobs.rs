@@ -2,7 +2,7 @@
 //! can flip and measure. Each knob has a stable kebab-case name (CLI
 //! `--knob name=value`, CSV `knobs` column) and applies to a stated set of
 //! policies; setting it on another policy is a build error. Which policies
-//! those are is a fact of each policy's `SchedulerInfo::knobs`: the
+//! those are is a fact of each policy's `PolicyInfo::knobs`: the
 //! applicability checks (`KnobInfo::applies_to`, `Knobs::check_applies`,
 //! `KnobSet::check_applies`) live with the list of kinds, in `kind.rs`, so
 //! that this module, which every policy reads, names no kind.
@@ -213,7 +213,7 @@ pub struct KnobInfo {
 /// The knobs the runtime core implements for every policy on it (idle
 /// behaviour, cooperative budget, driver poll interval, task-cell
 /// alignment): what a registered policy lists in
-/// [`crate::SchedulerInfo::knobs`] unless it has knobs of its own.
+/// [`crate::PolicyInfo::knobs`] unless it has knobs of its own.
 pub const CORE_KNOBS: &[&str] = &["idle", "budget", "event-interval", "task-align", "timer"];
 
 /// Every knob.

@@ -37,7 +37,7 @@ mod test_util;
 mod policies;
 
 pub use dispatch::{register, spawn, BuildError, Builder, Handle, Runtime};
-pub use info::{SchedulerInfo, WorkerRule, MAX_WORKERS};
+pub use info::{PolicyInfo, WorkerRule, MAX_WORKERS};
 pub use kind::{is_valid_sched_name, CustomKind, RegisterError, SchedulerKind, UnknownScheduler, REFERENCE_NAMES};
 pub use task::{JoinError, JoinHandle};
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use wsbench_schedulers::knobs::{Knobs, CORE_KNOBS};
 use wsbench_schedulers::policy::{Event, Notified, Origin, Policy, Wake, WorkerRef};
-use wsbench_schedulers::{register, spawn, Builder, SchedulerInfo, SchedulerKind, WorkerRule};
+use wsbench_schedulers::{register, spawn, Builder, PolicyInfo, SchedulerKind, WorkerRule};
 
 /// One FIFO behind a mutex; pushes from workers and from outside alike.
 struct Fifo {
@@ -70,7 +70,7 @@ impl Policy for Fifo {
 fn fifo() -> SchedulerKind {
     static KIND: OnceLock<SchedulerKind> = OnceLock::new();
     *KIND.get_or_init(|| {
-        let info = SchedulerInfo {
+        let info = PolicyInfo {
             name: "test-fifo",
             about: "test: one FIFO behind a mutex",
             workers: WorkerRule::Any,

@@ -1,7 +1,8 @@
 //! The contract between workloads and the harness.
 //!
-//! The harness only ever calls [`schedulers`], [`workloads`], [`validate`]
-//! and [`run`] and reads [`RunOutput`]. Items may be added, never removed.
+//! The contract between workloads and the harness: the types the crate's
+//! entry points ([`crate::run`], [`crate::validate`], the lists) take and
+//! return. Items may be added, never removed.
 
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use crate::Error;
 
 /// Counter values in the order of `COUNTER_NAMES` then
 /// `DRIVER_COUNTER_NAMES`; `None` where the runtime cannot report one.
-pub type Counters = Vec<(&'static str, Option<u64>)>;
+pub type CounterValues = Vec<(&'static str, Option<u64>)>;
 
 /// A workload parameter (`--param name=value`).
 #[derive(Debug, Clone, Copy)]
@@ -49,6 +50,10 @@ pub struct WorkloadInfo {
     /// Exists to test the harness (`hang`, `crash`): never in the default
     /// suite or in `all`.
     pub test_only: bool,
+    /// What one latency sample is, where it is neither an open-loop
+    /// request (from its intended send time to its completion) nor one
+    /// benchmark iteration; legends print it.
+    pub latency_sample: Option<&'static str>,
 }
 
 /// The runtime under test: scheduler, worker count and knobs, parsed and
@@ -184,7 +189,7 @@ pub struct RunOutput {
     pub service_ns: Option<Histogram<u64>>,
     /// Counters in the order of `wsbench_schedulers::metrics::COUNTER_NAMES`
     /// then `DRIVER_COUNTER_NAMES`; `None` where the runtime cannot report it.
-    pub counters: Counters,
+    pub counters: CounterValues,
     /// True when the load generator fell behind its schedule.
     pub schedule_slipped: bool,
     /// Human-readable notes (slipped schedule, failures, ...).

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::{oneshot, Notify};
 
 use crate::api::{RunOptions, RunOutput};
-use crate::cpu::CpuMeter;
-use crate::record::{nanos, new_histogram};
+use crate::cpu_time::CpuMeter;
+use crate::recorders::{nanos, new_histogram};
 use crate::rt::{counters_delta, Rt, Spawner};
 
 /// Which of tokio's benchmarks.

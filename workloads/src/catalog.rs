@@ -164,6 +164,7 @@ const fn bench(name: &'static str, about: &'static str, params: &'static [ParamI
         default_rate_per_worker: None,
         servable: false,
         test_only: false,
+        latency_sample: None,
     }
 }
 
@@ -202,7 +203,10 @@ pub static WORKLOADS: &[WorkloadInfo] = &[
     served("tcp-rpc", "open loop over loopback TCP: mio client, server on the runtime (default 1000/s per worker)", TCP_RPC, 1_000.0),
     served("mixed", "open loop over TCP: handlers fan out to CPU subtasks that await timers, with a deadline (default 500/s per worker)", MIXED, 500.0),
     not_default(served("http", "open loop over loopback HTTP/1.1: hyper server on the runtime, mio client (default 1000/s per worker); not in the default suite", HTTP, 1_000.0)),
-    not_default(bench("spawn-storm", "S plain threads outside the runtime spawn tiny tasks flat out; ns per task and inject-lock contention; not in the default suite", &[p("spawners", "8", "spawning threads (never runtime workers): 1..=1024")])),
+    not_default(WorkloadInfo {
+        latency_sample: Some("time per spawn call (each batch of 64 timed as one)"),
+        ..bench("spawn-storm", "S plain threads outside the runtime spawn tiny tasks flat out; ns per task and inject-lock contention; not in the default suite", &[p("spawners", "8", "spawning threads (never runtime workers): 1..=1024")])
+    }),
     test_only("hang", "test-only: never finishes (for testing the harness watchdog); not in the default suite"),
     test_only("crash", "test-only: aborts the process from a worker (for testing the harness's child processes); not in the default suite"),
 ];

@@ -104,6 +104,7 @@ impl Dist {
     }
 
     /// The distribution's mean, in nanoseconds (before the cap).
+    #[cfg(test)]
     pub fn mean_ns(&self) -> f64 {
         match *self {
             Dist::Fixed { ns } => ns,

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::cpu::{thread_cpu_of, CpuMeter};
+use crate::cpu_time::{thread_cpu_of, CpuMeter};
 use crate::spin::{measure_iters_per_ns, spin_ns, CALIBRATION_TRIALS};
 
 /// The spin rate (iterations per ns) of a full calibration, taken once per

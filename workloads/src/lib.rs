@@ -14,19 +14,23 @@
 //! - `hang` and `crash`, test-only workloads that never finish and abort
 //!   the process.
 //!
-//! The harness calls [`schedulers`], [`workloads`], [`validate`] and [`run`]
-//! and reads [`api::RunOutput`].
+//! The harness reaches the crate through its public face: the lists
+//! ([`schedulers`], [`workloads`], [`resolved_params`]), [`validate`] and
+//! [`run`] with the contract's types ([`api`]), [`register_reference`] for
+//! a binary's own runtimes, [`remote`] for `serve`/`load`, and the
+//! instruments `doctor --calibrate` checks ([`instruments`], [`spin`],
+//! [`client`]'s reference client). Everything else is private.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod affinity;
 pub mod api;
-pub mod arrivals;
+mod arrivals;
 mod bench;
 mod catalog;
 pub mod client;
-mod cpu;
-pub mod dist;
+mod cpu_time;
+mod dist;
 mod error;
 mod http;
 pub mod instruments;
@@ -35,7 +39,7 @@ mod micro;
 mod openloop;
 mod params;
 mod plan;
-pub mod record;
+mod recorders;
 pub mod remote;
 pub mod rt;
 mod runner;
@@ -53,11 +57,11 @@ pub mod __bench {
     use std::time::Instant;
 
     /// The per-thread latency recorder of the open-loop workloads.
-    pub struct Recorder(Arc<crate::record::Collector>);
+    pub struct Recorder(Arc<crate::recorders::Collector>);
 
     impl Default for Recorder {
         fn default() -> Recorder {
-            Recorder(crate::record::Collector::new())
+            Recorder(crate::recorders::Collector::new())
         }
     }
 

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::api::{extra, Counters, CpuUsage, RunOutput};
+use crate::api::{extra, CounterValues, CpuUsage, RunOutput};
 use crate::arrivals::{ArrivalKind, Arrivals};
-use crate::record::{nanos, new_histogram, Histos};
+use crate::recorders::{nanos, new_histogram, Histos};
 
 /// Time between "now" and the first possible arrival, so that every
 /// generator thread is running before the schedule starts.
@@ -216,7 +216,7 @@ pub(crate) struct OpenReport {
     pub histos: Histos,
     pub gen: GenTotals,
     pub window: Window,
-    pub counters: Counters,
+    pub counters: CounterValues,
     pub notes: Vec<String>,
     pub extras: Vec<(String, f64)>,
     /// CPU use over the window (measure start to drained).

@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use crate::dist::Dist;
 use crate::loadgen::Request;
 use crate::openloop::{Outcome, INJECTED_PANIC};
-use crate::record::nanos;
+use crate::recorders::nanos;
 use crate::rt::Spawner;
 use crate::spin::spin_ns;
 

@@ -29,9 +29,9 @@ use std::time::{Duration, Instant};
 use futures_lite::FutureExt;
 
 use crate::affinity::pin_current;
-use crate::cpu::CpuMeter;
+use crate::cpu_time::CpuMeter;
 use crate::loadgen::{mix, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Request, Window};
-use crate::record::{Collector, Histos};
+use crate::recorders::{Collector, Histos};
 use crate::rt::{counters_delta, Rt, Spawner};
 use crate::Error;
 
@@ -251,7 +251,7 @@ mod tests {
         };
         let w = Window::new(&spec);
         let slow = |_: Request| thread::sleep(HANDOFF);
-        let totals = generate(&spec, &w, &slow, &|| (), || (), &crate::cpu::CpuMeter::new()).unwrap();
+        let totals = generate(&spec, &w, &slow, &|| (), || (), &crate::cpu_time::CpuMeter::new()).unwrap();
         // Every scheduled request is accounted for: sent (late) or, if the
         // 2 ms sleeps overran the drain on a busy machine, never sent.
         assert_eq!(totals.scheduled, 100);
@@ -262,7 +262,7 @@ mod tests {
         // A generator with an instant hand-off offers at most its schedule:
         // exactly 100 arrivals are intended inside the window.
         let w = Window::new(&spec);
-        let totals = generate(&spec, &w, &|_: Request| (), &|| (), || (), &crate::cpu::CpuMeter::new()).unwrap();
+        let totals = generate(&spec, &w, &|_: Request| (), &|| (), || (), &crate::cpu_time::CpuMeter::new()).unwrap();
         assert_eq!(totals.sent, 100);
         assert!(totals.sent_in_window <= 100 && totals.offered_per_s(&w) <= 1_000.0 + 1e-9);
     }

@@ -11,7 +11,7 @@ use crate::affinity::{check_cores, pin_current};
 use crate::api::{RunOptions, RunOutput, RuntimeSpec, WorkloadInfo, WorkloadSpec};
 use crate::bench::run_bench;
 use crate::catalog::WORKLOADS;
-use crate::cpu::CpuMeter;
+use crate::cpu_time::CpuMeter;
 use crate::http::run_http;
 use crate::micro::{fanout_request, skewed_request, timeouts_request, timers_request};
 use crate::openloop::{run_in_process, Injection};

@@ -42,8 +42,8 @@ use hdrhistogram::Histogram;
 
 use crate::affinity::pin_current;
 use crate::api::{RunOptions, RunOutput};
-use crate::cpu::CpuMeter;
-use crate::record::{nanos, new_histogram};
+use crate::cpu_time::CpuMeter;
+use crate::recorders::{nanos, new_histogram};
 use crate::rt::{counters_delta, Rt, Spawner};
 
 /// Tasks a spawner spawns between two clock reads and two checks of its

@@ -27,12 +27,12 @@ use rand::SeedableRng;
 
 use crate::client::proto::{Parsed, Protocol};
 use crate::client::{client_report, run_clients, ClientShape};
-use crate::cpu::CpuMeter;
+use crate::cpu_time::CpuMeter;
 use crate::dist::Dist;
 use crate::loadgen::{LoadSpec, OpenReport, Request};
 use crate::micro::{fan_out, maybe_panic};
 use crate::openloop::Outcome;
-use crate::record::{nanos, Collector};
+use crate::recorders::{nanos, Collector};
 use crate::rt::{accept_next, counters_delta, read_exact, Rt, Spawner};
 use crate::spin::spin_ns;
 use crate::Error;

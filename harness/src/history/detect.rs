@@ -8,10 +8,10 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::store::{RunSummary, Store};
-use crate::changepoint::{self, ChangePoint, Settings};
-use crate::record::CellKey;
+use crate::data::record::CellKey;
+use crate::output::table::Table;
+use crate::stats::changepoint::{self, ChangePoint, Search};
 use crate::stats::median;
-use crate::table::Table;
 
 /// The metrics judged when none are named: those `compare` judges.
 pub const DEFAULT_METRICS: [&str; 5] = ["throughput_per_s", "p50_us", "p90_us", "p99_us", "p999_us"];
@@ -135,9 +135,9 @@ fn seed_of(base: u64, s: &Series) -> u64 {
 }
 
 /// The change points of one series.
-pub fn detect_series(s: &Series, settings: &Settings, floors: &Floors) -> Vec<Found> {
+pub fn detect_series(s: &Series, settings: &Search, floors: &Floors) -> Vec<Found> {
     let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
-    let found = changepoint::detect(&values, &Settings { seed: seed_of(settings.seed, s), ..*settings });
+    let found = changepoint::detect(&values, &Search { seed: seed_of(settings.seed, s), ..*settings });
     let count = found.len();
     found
         .into_iter()
@@ -177,7 +177,7 @@ pub struct Detection {
     pub too_short: usize,
     /// Every change point, newest first.
     pub found: Vec<Found>,
-    /// Settings used.
+    /// The search settings used.
     pub p_value: f64,
     /// Shuffles per test.
     pub permutations: usize,
@@ -193,7 +193,7 @@ impl Detection {
 }
 
 /// Runs detection over every series.
-pub fn detect_all(series: &[Series], settings: &Settings, floors: &Floors) -> Detection {
+pub fn detect_all(series: &[Series], settings: &Search, floors: &Floors) -> Detection {
     let mut found: Vec<Found> = series.iter().flat_map(|s| detect_series(s, settings, floors)).collect();
     found.sort_by(|a, b| b.first.run_time.cmp(&a.first.run_time).then(b.first.run_id.cmp(&a.first.run_id)));
     Detection {

@@ -14,12 +14,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context, Result};
 
 use super::store::{NewRun, Repetition, RunKey};
-use crate::ab;
-use crate::export::csv::{parse_extras, CORE_COLUMNS};
-use crate::input::read_input;
-use crate::load::load;
-use crate::outcome::{SETTING_DURATION, SETTING_SEED, SETTING_WARMUP};
-use crate::record::{Status, SCHEMA_VERSION};
+use crate::data::input::read_input;
+use crate::data::load::load;
+use crate::data::outcome::{SETTING_DURATION, SETTING_SEED, SETTING_WARMUP};
+use crate::data::record::{Status, SCHEMA_VERSION};
+use crate::output::export::csv::{parse_extras, CORE_COLUMNS};
+use crate::run::ab;
 
 /// The CSV's identity prefix, `schema_version` through `run` (the first 11
 /// of [`CORE_COLUMNS`]): it names a row and holds no measurement.
@@ -173,7 +173,7 @@ pub fn read_runs(input: &Path) -> Result<Vec<NewRun>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::csv::EXTRA_COLUMNS;
+    use crate::output::export::csv::EXTRA_COLUMNS;
 
     #[test]
     fn non_metric_columns_are_the_identity_prefix_and_the_text_columns() {

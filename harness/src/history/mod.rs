@@ -5,41 +5,74 @@ pub mod detect;
 pub mod ingest;
 pub mod store;
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, ensure, Context, Result};
 
-use crate::changepoint::Settings;
-use crate::cli::{HistoryAddArgs, HistoryArgs, HistoryCommand, HistoryDbArgs, HistoryDetectArgs};
 use crate::exit::EXIT_FAILURE;
-use crate::export::{check_outputs, marks, write_output, Kind};
-use crate::parse::parse_percent;
-use crate::table::Table;
+use crate::output::export::{check_outputs, marks, write_output, Kind};
+use crate::output::table::Table;
+use crate::stats::changepoint::Search;
 use detect::{Floors, DEFAULT_METRICS};
 use store::{Added, Store};
 
+/// What `wsbench history` was asked to do, checked (`crate::options`).
+#[derive(Debug, Clone)]
+pub enum Command {
+    /// Store runs (run directories or results CSVs) in the database `db`.
+    Add {
+        /// The inputs.
+        inputs: Vec<PathBuf>,
+        /// The database.
+        db: PathBuf,
+    },
+    /// List the runs the database holds.
+    List {
+        /// The database.
+        db: PathBuf,
+    },
+    /// Find change points.
+    Detect(DetectOptions),
+}
+
+/// `wsbench history detect`'s options.
+#[derive(Debug, Clone)]
+pub struct DetectOptions {
+    /// The database.
+    pub db: PathBuf,
+    /// The metrics named with `--metric`; `None`: the defaults; empty: all.
+    pub metrics: Option<Vec<String>>,
+    /// The permutation test's settings.
+    pub search: Search,
+    /// The floors below which a change is a `shift`.
+    pub floors: Floors,
+    /// Also write the change points as JSON here.
+    pub json: Option<PathBuf>,
+}
+
 /// `wsbench history`.
-pub fn main(args: &HistoryArgs) -> Result<ExitCode> {
-    match &args.command {
-        HistoryCommand::Add(a) => add(a),
-        HistoryCommand::List(a) => list(a),
-        HistoryCommand::Detect(a) => detect_main(a),
+pub fn main(command: &Command) -> Result<ExitCode> {
+    match command {
+        Command::Add { inputs, db } => add(inputs, db),
+        Command::List { db } => list(db),
+        Command::Detect(a) => detect_main(a),
     }
 }
 
-fn add(args: &HistoryAddArgs) -> Result<ExitCode> {
+fn add(inputs: &[PathBuf], db: &Path) -> Result<ExitCode> {
     // Every input is read and checked before anything is stored: one bad
     // file adds nothing.
-    let inputs: Vec<(&str, &std::path::Path)> = args.inputs.iter().map(|p| ("run", p.as_path())).collect();
-    let csvs: Vec<std::path::PathBuf> = args.inputs.iter().map(|p| p.join("results.csv")).collect();
-    let mut all = inputs.clone();
+    let named: Vec<(&str, &Path)> = inputs.iter().map(|p| ("run", p.as_path())).collect();
+    let csvs: Vec<PathBuf> = inputs.iter().map(|p| p.join("results.csv")).collect();
+    let mut all = named.clone();
     all.extend(csvs.iter().map(|p| ("run's results", p.as_path())));
-    check_outputs(&[("--db", &args.db.db, Kind::Sqlite)], &all)?;
+    check_outputs(&[("--db", db, Kind::Sqlite)], &all)?;
     let mut runs = Vec::new();
-    for input in &args.inputs {
+    for input in inputs {
         runs.extend(ingest::read_runs(input).with_context(|| format!("refusing `{}`", input.display()))?);
     }
-    let mut store = Store::open(&args.db.db)?;
+    let mut store = Store::open(db)?;
     for run in &runs {
         let cells: std::collections::BTreeSet<_> = run.repetitions.iter().map(|r| &r.cell).collect();
         let what = format!(
@@ -59,8 +92,8 @@ fn add(args: &HistoryAddArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn list(args: &HistoryDbArgs) -> Result<ExitCode> {
-    let store = Store::open_existing(&args.db)?;
+fn list(db: &Path) -> Result<ExitCode> {
+    let store = Store::open_existing(db)?;
     let runs = store.runs()?;
     let rows = runs
         .iter()
@@ -71,6 +104,7 @@ fn list(args: &HistoryDbArgs) -> Result<ExitCode> {
                 r.key.git_sha.get(..12).unwrap_or(&r.key.git_sha).to_string(),
                 r.key.host.clone(),
                 format!("{} ({} CPUs)", r.key.cpu_model, r.key.logical_cpus),
+                r.csv_schema.to_string(),
                 r.cells.to_string(),
                 r.ok.to_string(),
                 r.failed.to_string(),
@@ -83,56 +117,43 @@ fn list(args: &HistoryDbArgs) -> Result<ExitCode> {
         })
         .collect();
     let table = Table {
-        header: ["run", "time", "git sha", "host", "cpu", "cells", "ok", "failed", "source"].map(String::from).to_vec(),
-        right: vec![true, false, false, false, false, true, true, true, false],
+        header: ["run", "time", "git sha", "host", "cpu", "schema", "cells", "ok", "failed", "source"]
+            .map(String::from)
+            .to_vec(),
+        right: vec![true, false, false, false, false, true, true, true, true, false],
         rows,
     };
     crate::out!("{}", table.render_text());
-    crate::outln!("{} run(s) in `{}` (schema version {})", runs.len(), args.db.display(), store.version()?);
+    crate::outln!("{} run(s) in `{}` (schema version {})", runs.len(), db.display(), store.version()?);
     Ok(ExitCode::SUCCESS)
 }
 
-fn metrics_of(arg: Option<&str>) -> Result<Vec<String>> {
+/// The metrics `--metric` names: `None` when not given, empty for `all`.
+pub fn metrics_of(arg: Option<&str>) -> Result<Option<Vec<String>>> {
     match arg.map(str::trim) {
-        None => Ok(DEFAULT_METRICS.iter().map(|m| m.to_string()).collect()),
-        Some("all") => Ok(Vec::new()),
+        None => Ok(None),
+        Some("all") => Ok(Some(Vec::new())),
         Some(list) => {
             let names: Vec<String> = list.split(',').map(|m| m.trim().to_string()).filter(|m| !m.is_empty()).collect();
             ensure!(!names.is_empty(), "--metric `{list}` names no metric; give CSV column names or `all`");
-            Ok(names)
+            Ok(Some(names))
         }
     }
 }
 
-/// Checks the detection options.
-pub fn settings_of(args: &HistoryDetectArgs) -> Result<(Settings, Floors)> {
-    // --p-value, --permutations and --min-size are bounded by their clap parsers.
-    let floors = Floors {
-        threshold: parse_percent(&args.threshold).context("bad --threshold")?,
-        tail_threshold: parse_percent(&args.tail_threshold).context("bad --tail-threshold")?,
-    };
-    let settings = Settings {
-        p_value: args.p_value,
-        permutations: args.permutations,
-        min_size: args.min_size,
-        ..Settings::default()
-    };
-    Ok((settings, floors))
-}
-
-fn detect_main(args: &HistoryDetectArgs) -> Result<ExitCode> {
-    let (settings, floors) = settings_of(args)?;
-    let metrics = metrics_of(args.metric.as_deref())?;
+fn detect_main(args: &DetectOptions) -> Result<ExitCode> {
+    let (settings, floors) = (args.search, args.floors);
+    let metrics = args.metrics.clone().unwrap_or_else(|| DEFAULT_METRICS.iter().map(|m| m.to_string()).collect());
     if let Some(path) = &args.json {
-        check_outputs(&[("the change points (--json)", path, Kind::Json)], &[("--db", args.db.db.as_path())])?;
+        check_outputs(&[("the change points (--json)", path, Kind::Json)], &[("--db", args.db.as_path())])?;
     }
-    let store = Store::open_existing(&args.db.db)?;
+    let store = Store::open_existing(&args.db)?;
     let runs = store.runs()?;
     if runs.is_empty() {
-        bail!("the history `{}` holds no runs; add some with `wsbench history add`", args.db.db.display());
+        bail!("the history `{}` holds no runs; add some with `wsbench history add`", args.db.display());
     }
     let series = detect::load_series(&store, &runs, &metrics)?;
-    let named = args.metric.is_some();
+    let named = args.metrics.is_some();
     if let Some(unknown) = metrics.iter().find(|m| named && !series.iter().any(|s| s.metric == **m)) {
         let held: std::collections::BTreeSet<String> = store.samples(&[])?.into_iter().map(|s| s.metric).collect();
         bail!(

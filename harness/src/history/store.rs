@@ -21,9 +21,9 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 
-use crate::export::marks::SQLITE_APPLICATION_ID;
-use crate::input::check_sqlite;
-use crate::record::CellKey;
+use crate::data::input::check_sqlite;
+use crate::data::record::CellKey;
+use crate::output::export::marks::SQLITE_APPLICATION_ID;
 
 /// The schema version this wsbench writes.
 pub const DB_VERSION: i64 = 3;
@@ -330,7 +330,7 @@ fn first_damage(conn: &Connection) -> rusqlite::Result<Option<String>> {
     let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {
         let time: String = row.get(0)?;
-        if crate::env::parse_rfc3339_utc(&time).is_none() {
+        if crate::run::env::parse_rfc3339_utc(&time).is_none() {
             return Ok(Some(format!(
                 "table `runs`, column `run_time` holds '{time}' (allowed: an RFC 3339 time in UTC)"
             )));

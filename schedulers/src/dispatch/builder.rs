@@ -9,7 +9,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use super::handle::{Handle, Runtime};
-use crate::info::SchedulerInfo;
+use crate::info::PolicyInfo;
 use crate::kind::{add_custom, RegisterError, SchedulerKind};
 use crate::knobs::{KnobError, KnobSet, Knobs};
 use crate::policies::thread_per_core::ThreadPerCore;
@@ -301,7 +301,7 @@ fn starts() -> &'static RwLock<Vec<StartFn>> {
 /// thing in `main`): every process that builds runtimes — the harness runs
 /// each run in a child process of the same binary — must register the same
 /// policies.
-pub fn register<P: Policy>(info: SchedulerInfo) -> Result<SchedulerKind, RegisterError> {
+pub fn register<P: Policy>(info: PolicyInfo) -> Result<SchedulerKind, RegisterError> {
     add_custom(info, |kind| {
         let mut starts = starts().write().unwrap();
         assert_eq!(starts.len(), kind.index(), "the start table is out of step with the registered kinds");

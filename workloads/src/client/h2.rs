@@ -38,9 +38,9 @@ use super::pace::Pacer;
 use super::proto::{body, Meta, FLAG_HELLO, FLAG_MEASURED, FLAG_PANIC, META_HEADER};
 use super::{run_client_threads, ClientRun, ClientSpec, Pending, StartGate, ThreadResult, CONNECT_TIMEOUT};
 use crate::affinity::pin_current;
-use crate::cpu::CpuMeter;
+use crate::cpu_time::CpuMeter;
 use crate::loadgen::{drain_budget, mix, schedule, Window};
-use crate::record::nanos;
+use crate::recorders::nanos;
 use crate::Error;
 
 /// How often the drain checks whether every stream finished.

@@ -59,11 +59,11 @@ use self::conn::{Conn, ReadOutcome, State};
 use self::pace::Pacer;
 use self::proto::Protocol;
 use crate::affinity::pin_current;
-use crate::api::{extra, Counters};
+use crate::api::{extra, CounterValues};
 use crate::arrivals::Arrivals;
-use crate::cpu::CpuMeter;
+use crate::cpu_time::CpuMeter;
 use crate::loadgen::{drain_budget, mix, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Request, Window};
-use crate::record::{Collector, Histos};
+use crate::recorders::{Collector, Histos};
 use crate::Error;
 
 /// Longest epoll wait: bounds how late the loop notices the end of the
@@ -122,7 +122,7 @@ pub(crate) fn client_report<T>(
     run: ClientRun<T>,
     server: &Collector,
     spec: &ClientSpec,
-    counters: Counters,
+    counters: CounterValues,
 ) -> OpenReport {
     let mut histos = Histos::new();
     let mut gen = GenTotals::new();

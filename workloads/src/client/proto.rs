@@ -10,7 +10,7 @@
 use std::time::Instant;
 
 use crate::loadgen::Request;
-use crate::record::nanos;
+use crate::recorders::nanos;
 
 /// The request header with the client's metadata.
 pub(crate) const META_HEADER: &str = "x-wsbench";

@@ -16,7 +16,7 @@ use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::loadgen::wait_until;
-use crate::record::{nanos, new_histogram};
+use crate::recorders::{nanos, new_histogram};
 use crate::Error;
 
 /// The first tenth of the arrivals warm the connection and are not recorded.

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::proto::Http1;
 use super::*;
 use crate::arrivals::ArrivalKind;
-use crate::cpu::CpuMeter;
+use crate::cpu_time::CpuMeter;
 
 const BODY: usize = 5;
 

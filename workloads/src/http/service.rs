@@ -19,7 +19,7 @@ use crate::client::proto::{body, Meta, FLAG_HELLO, FLAG_MEASURED, FLAG_PANIC, ME
 use crate::loadgen::Request;
 use crate::micro::{fan_out, maybe_panic};
 use crate::openloop::Outcome;
-use crate::record::Collector;
+use crate::recorders::Collector;
 use crate::rt::{HttpResponse, ServeHttp, ServiceFuture, Spawner};
 use crate::spin::spin_ns;
 
@@ -91,7 +91,7 @@ impl<S: Spawner> HttpService<S> {
             self.side.collector.with_local(|h| match intended {
                 Some(intended) => h.record_server(intended, first_poll, done),
                 None => {
-                    h.service.saturating_record(crate::record::nanos(done - first_poll));
+                    h.service.saturating_record(crate::recorders::nanos(done - first_poll));
                 }
             });
         }

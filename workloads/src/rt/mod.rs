@@ -68,7 +68,7 @@ pub trait Rt: Sized + 'static {
     fn shutdown(self, grace: Duration);
 }
 
-pub use crate::api::Counters;
+pub use crate::api::CounterValues;
 
 /// What workloads do with a runtime: spawn, join, yield, sleep, time out,
 /// TCP, counters. `Clone + Send + Sync` so that tasks can carry it.
@@ -161,13 +161,13 @@ pub trait Spawner: Clone + Send + Sync + 'static {
 
     /// The runtime's counters now (cumulative since it was built; maxima
     /// since the last [`Spawner::window_start`]).
-    fn counters(&self) -> Counters;
+    fn counters(&self) -> CounterValues;
 
     /// Starts the measured window: restarts the peak (`_max`) counters
     /// where the runtime can, and returns the counters now, to be
     /// differenced by [`counters_delta`] at the window's end. A runtime
     /// that reports a maximum must be able to restart it.
-    fn window_start(&self) -> Counters {
+    fn window_start(&self) -> CounterValues {
         self.counters()
     }
 
@@ -237,14 +237,14 @@ pub(crate) fn counter_names() -> impl Iterator<Item = &'static str> {
 }
 
 /// Every counter name with no value (for runtimes that report none).
-pub(crate) fn no_counters() -> Counters {
+pub(crate) fn no_counters() -> CounterValues {
     counter_names().map(|n| (n, None)).collect()
 }
 
 /// `end - start` per counter, except for maxima (which are not additive
 /// and are taken from `end`: [`Spawner::window_start`] restarted them, so
 /// they cover the window only). Names and order come from `end`.
-pub(crate) fn counters_delta(start: &Counters, end: &Counters) -> Counters {
+pub(crate) fn counters_delta(start: &CounterValues, end: &CounterValues) -> CounterValues {
     end.iter()
         .zip(start)
         .map(|(&(name, e), &(_, s))| {

@@ -17,7 +17,7 @@ use wsbench_schedulers::{Builder, Handle, JoinHandle, Runtime, SchedulerKind};
 
 use super::hyper_io::{OursExec, OursIo, OursTimer};
 use super::listen::bind_listener;
-use super::{serve_connection, Counters, Rt, ServeHttp, Spawner, TaskFailed};
+use super::{serve_connection, CounterValues, Rt, ServeHttp, Spawner, TaskFailed};
 use crate::affinity::pin_current;
 use crate::api::RuntimeSpec;
 use crate::Error;
@@ -202,7 +202,7 @@ impl Spawner for OursSpawner {
     /// Every counter, except the steals by L3 group where the runtime
     /// does not count them (no worker topology, or a policy that does not
     /// steal): blank rather than a zero that was never counted.
-    fn counters(&self) -> Counters {
+    fn counters(&self) -> CounterValues {
         let m = self.handle.metrics();
         let counted = |name: &str| m.steal_groups_counted || !GROUP_COUNTERS.contains(&name);
         m.totals()
@@ -213,7 +213,7 @@ impl Spawner for OursSpawner {
             .collect()
     }
 
-    fn window_start(&self) -> Counters {
+    fn window_start(&self) -> CounterValues {
         self.handle.reset_peak_metrics();
         self.counters()
     }

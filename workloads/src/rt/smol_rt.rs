@@ -25,7 +25,7 @@ use tokio::sync::oneshot;
 
 use super::hyper_io::{SmolExec, SmolIo, SmolTimerGlue};
 use super::listen::bind_listener;
-use super::{no_counters, serve_connection, Counters, Rt, ServeHttp, Spawner, TaskFailed};
+use super::{no_counters, serve_connection, CounterValues, Rt, ServeHttp, Spawner, TaskFailed};
 use crate::affinity::pin_current;
 use crate::api::RuntimeSpec;
 use crate::Error;
@@ -224,7 +224,7 @@ impl Spawner for SmolSpawner {
         serve_connection(SmolIo::new(stream), exec, SmolTimerGlue, svc).await.map_err(|e| e.to_string())
     }
 
-    fn counters(&self) -> Counters {
+    fn counters(&self) -> CounterValues {
         no_counters()
     }
 }

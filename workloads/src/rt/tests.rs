@@ -213,7 +213,7 @@ fn tokio_unstable_polls_count_task_polls() {
     rt.shutdown(Duration::from_secs(1));
 }
 
-fn counter(c: &super::Counters, name: &str) -> u64 {
+fn counter(c: &super::CounterValues, name: &str) -> u64 {
     c.iter().find(|(n, _)| *n == name).and_then(|(_, v)| *v).unwrap_or_else(|| panic!("{name} not reported"))
 }
 

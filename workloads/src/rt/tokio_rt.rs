@@ -23,7 +23,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
 
 use super::listen::bind_listener;
-use super::{counter_names, serve_connection, Counters, Rt, ServeHttp, Spawner, TaskFailed};
+use super::{counter_names, serve_connection, CounterValues, Rt, ServeHttp, Spawner, TaskFailed};
 use crate::affinity::pin_current;
 use crate::api::RuntimeSpec;
 use crate::Error;
@@ -275,7 +275,7 @@ impl Spawner for TokioSpawner {
         serve_connection(io, exec, timer, svc).await.map_err(|e| e.to_string())
     }
 
-    fn counters(&self) -> Counters {
+    fn counters(&self) -> CounterValues {
         let m = self.handle.metrics();
         let workers = m.num_workers();
         let parks: u64 = (0..workers).map(|w| m.worker_park_count(w)).sum();

@@ -21,7 +21,7 @@ use crate::task::raw::Notified;
 
 /// What `bwos` is (its entry in `wsbench list`): `steal-half`'s knobs
 /// except `steal` (a steal always takes one block).
-pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
+pub(crate) const INFO: crate::PolicyInfo = crate::PolicyInfo {
     name: "bwos",
     about: "steal-half with its ring replaced by BWoS blocks (OSDI'23): owner never contends, block-granular steals",
     workers: crate::WorkerRule::Any,

@@ -12,7 +12,7 @@ use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
 
 /// What `current-thread` is (its entry in `wsbench list`).
-pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
+pub(crate) const INFO: crate::PolicyInfo = crate::PolicyInfo {
     name: "current-thread",
     about: "one thread, plain VecDeque, no atomics on the local queue (--workers 1)",
     workers: crate::WorkerRule::ExactlyOne,

@@ -12,7 +12,7 @@ use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
 
 /// What `global` is (its entry in `wsbench list`).
-pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
+pub(crate) const INFO: crate::PolicyInfo = crate::PolicyInfo {
     name: "global",
     about: "one shared MPMC run queue; every push/pop goes through it",
     workers: crate::WorkerRule::Any,

@@ -16,7 +16,7 @@ use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
 
 /// What `per-worker` is (its entry in `wsbench list`).
-pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
+pub(crate) const INFO: crate::PolicyInfo = crate::PolicyInfo {
     name: "per-worker",
     about: "private FIFO per worker, no stealing; remote spawns round-robin",
     workers: crate::WorkerRule::Any,

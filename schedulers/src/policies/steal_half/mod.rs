@@ -39,7 +39,7 @@ pub(crate) use local_queue::RunQueue;
 use queue::{Overflow, StealLimit};
 
 /// What `steal-half` is (its entry in `wsbench list`).
-pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
+pub(crate) const INFO: crate::PolicyInfo = crate::PolicyInfo {
     name: "steal-half",
     about: "tokio's design: 256-slot ring, LIFO slot, steal half, inject queue, searching throttle",
     workers: crate::WorkerRule::Any,

@@ -26,7 +26,7 @@ use crate::policy::{Origin, Policy, Wake, WorkerRef};
 use crate::task::raw::Notified;
 
 /// What `steal-one` is (its entry in `wsbench list`).
-pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
+pub(crate) const INFO: crate::PolicyInfo = crate::PolicyInfo {
     name: "steal-one",
     about: "Chase-Lev deque per worker (crossbeam-deque), thieves steal one task",
     workers: crate::WorkerRule::Any,

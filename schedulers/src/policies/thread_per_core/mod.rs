@@ -35,7 +35,7 @@ use crossbeam_utils::CachePadded;
 use crate::metrics::RuntimeMetrics;
 
 /// What `thread-per-core` is (its entry in `wsbench list`).
-pub(crate) const INFO: crate::SchedulerInfo = crate::SchedulerInfo {
+pub(crate) const INFO: crate::PolicyInfo = crate::PolicyInfo {
     name: "thread-per-core",
     about: "N independent current-thread runtimes, own epoll driver and timer wheel each; no stealing; outside spawns round-robin; SO_REUSEPORT listener per core",
     workers: crate::WorkerRule::Any,

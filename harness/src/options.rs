@@ -1,0 +1,193 @@
+//! Turns each subcommand's clap arguments (`cli`) into the typed, checked
+//! options its module takes, so that no module below the front depends on
+//! clap. `run`'s own options go through `config` (the matrix has most to
+//! check); `serve` and `load` reuse `run`'s parser for their shared flags,
+//! so that every value is checked as for `run`.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+
+use anyhow::{ensure, Context, Result};
+use clap::Parser;
+use wsbench_workloads::remote::servable_workloads;
+
+use crate::cli::{
+    Cli, CompareArgs, HistoryArgs, HistoryCommand, HistoryDetectArgs, LoadArgs, MergeArgs, PlotArgs, ReportArgs,
+    ServeArgs,
+};
+use crate::compare;
+use crate::config::RunConfig;
+use crate::data::merge;
+use crate::history::{self, detect::Floors as HistoryFloors, DetectOptions};
+use crate::output::{plot, report};
+use crate::parse::{check_label, parse_duration, parse_percent};
+use crate::remote::{LoadOptions, ServeOptions};
+use crate::stats::changepoint::Search;
+
+/// `wsbench compare`.
+pub fn compare(a: &CompareArgs) -> Result<compare::Options> {
+    Ok(compare::Options {
+        base: a.base.clone(),
+        current: a.current.clone(),
+        floors: compare::floors_of(&a.threshold, &a.tail_threshold, a.alpha)?,
+        json: a.json.clone(),
+        out: a.out.clone(),
+    })
+}
+
+/// `wsbench plot` (the pixel bounds are checked by clap's value parser).
+pub fn plot(a: &PlotArgs) -> plot::Options {
+    plot::Options {
+        results: a.results.clone(),
+        out: a.out.clone(),
+        hdr_dir: a.hdr_dir.clone(),
+        width: a.width,
+        height: a.height,
+    }
+}
+
+/// `wsbench merge`.
+pub fn merge(a: &MergeArgs) -> merge::Options {
+    merge::Options { files: a.files.clone(), out: a.out.clone() }
+}
+
+/// `wsbench report`.
+pub fn report(a: &ReportArgs) -> report::Options {
+    report::Options { out: a.out.clone(), run: a.run.clone(), db: a.db.db.clone() }
+}
+
+/// `wsbench history`.
+pub fn history(a: &HistoryArgs) -> Result<history::Command> {
+    Ok(match &a.command {
+        HistoryCommand::Add(add) => history::Command::Add { inputs: add.inputs.clone(), db: add.db.db.clone() },
+        HistoryCommand::List(db) => history::Command::List { db: db.db.clone() },
+        HistoryCommand::Detect(d) => history::Command::Detect(detect(d)?),
+    })
+}
+
+/// `wsbench history detect` (`--p-value`, `--permutations` and
+/// `--min-size` are bounded by their clap parsers).
+pub fn detect(a: &HistoryDetectArgs) -> Result<DetectOptions> {
+    let floors = HistoryFloors {
+        threshold: parse_percent(&a.threshold).context("bad --threshold")?,
+        tail_threshold: parse_percent(&a.tail_threshold).context("bad --tail-threshold")?,
+    };
+    let search = Search { p_value: a.p_value, permutations: a.permutations, min_size: a.min_size, ..Search::default() };
+    Ok(DetectOptions {
+        db: a.db.db.clone(),
+        metrics: history::metrics_of(a.metric.as_deref())?,
+        search,
+        floors,
+        json: a.json.clone(),
+    })
+}
+
+/// Builds a [`RunConfig`] from `run`'s own parser; `args` are `run` options.
+fn config_of(args: &[String]) -> Result<RunConfig> {
+    // Only clap's first line: its usage and `--help` hint are `run`'s.
+    let cli = Cli::try_parse_from(std::iter::once("wsbench".to_string()).chain(args.iter().cloned()))
+        .map_err(|e| anyhow::anyhow!("{}", e.to_string().lines().next().unwrap_or_default()))?;
+    RunConfig::from_args(&cli.run)
+}
+
+fn push_opt(args: &mut Vec<String>, flag: &str, value: Option<String>) {
+    if let Some(v) = value {
+        args.push(flag.to_string());
+        args.push(v);
+    }
+}
+
+fn push_each(args: &mut Vec<String>, flag: &str, values: &[String]) {
+    for v in values {
+        args.extend([flag.to_string(), v.clone()]);
+    }
+}
+
+fn check_servable(workload: &str) -> Result<()> {
+    let servable = servable_workloads();
+    ensure!(
+        servable.contains(&workload),
+        "--workload `{workload}` has no separate server and client; allowed: {}",
+        servable.join(", ")
+    );
+    Ok(())
+}
+
+fn resolve(addr: &str, flag: &str) -> Result<SocketAddr> {
+    addr.to_socket_addrs()
+        .with_context(|| format!("bad {flag} `{addr}`; allowed: HOST:PORT or IP:PORT"))?
+        .next()
+        .with_context(|| format!("{flag} `{addr}` resolves to no address"))
+}
+
+/// Parameters of the client side only: `serve` has no client, so they would
+/// change nothing there (give them to `load`).
+const CLIENT_ONLY_PARAMS: &[&str] = &["arrival", "connections", "client-threads", "stall-ms", "panic-every"];
+
+/// Refuses a `serve --param` that only the client reads.
+fn check_server_params(params: &[String]) -> Result<()> {
+    for text in params {
+        let name = text.split_once('=').map_or(text.as_str(), |(n, _)| n).trim();
+        ensure!(
+            !CLIENT_ONLY_PARAMS.contains(&name),
+            "serve --param `{text}` has no effect on a server: {name} is read by the load generator (give it to \
+             `wsbench load`); the client-only parameters are {}",
+            CLIENT_ONLY_PARAMS.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// `wsbench serve`.
+pub fn serve(a: &ServeArgs) -> Result<ServeOptions> {
+    check_servable(&a.workload)?;
+    check_server_params(&a.params)?;
+    let listen = resolve(&a.listen, "--listen")?;
+    let mut args: Vec<String> =
+        ["--sched", &a.sched, "--workload", &a.workload, "--runs", "1"].map(String::from).to_vec();
+    push_opt(&mut args, "--workers", a.workers.clone());
+    push_opt(&mut args, "--csv", a.csv.as_ref().map(|p| p.display().to_string()));
+    push_opt(&mut args, "--json", a.json.as_ref().map(|p| p.display().to_string()));
+    push_each(&mut args, "--param", &a.params);
+    push_each(&mut args, "--knob", &a.knobs);
+    let limit = a.duration.as_deref().map(parse_duration).transpose().context("bad --duration")?;
+    if let (Some(text), Some(limit)) = (&a.duration, limit) {
+        ensure!(
+            !limit.is_zero(),
+            "--duration `{text}` must be longer than zero (without it, serve until SIGINT/SIGTERM)"
+        );
+    }
+    let config = config_of(&args)?;
+    ensure!(
+        config.scheds.len() == 1 && config.workers.len() == 1 && config.knob_sets.len() == 1,
+        "serve runs one scheduler, one worker count and one value per knob"
+    );
+    Ok(ServeOptions { config, listen, limit })
+}
+
+/// `wsbench load`.
+pub fn load(a: &LoadArgs) -> Result<LoadOptions> {
+    check_servable(&a.workload)?;
+    check_label("--label", &a.label)?;
+    let target = resolve(&a.target, "--target")?;
+    ensure!(
+        target.port() != 0,
+        "--target `{}` has port 0, which no server listens on; allowed: HOST:PORT with the port `serve` printed",
+        a.target
+    );
+    let mut args: Vec<String> = ["--sched", "tokio", "--workload", &a.workload].map(String::from).to_vec();
+    args.extend(["--workers".into(), a.server_workers.to_string(), "--runs".into(), a.runs.to_string()]);
+    args.extend(["--duration".into(), a.duration.clone(), "--warmup".into(), a.warmup.clone()]);
+    args.extend(["--seed".into(), a.seed.to_string()]);
+    push_opt(&mut args, "--rate", a.rate.clone());
+    push_opt(&mut args, "--csv", a.csv.as_ref().map(|p| p.display().to_string()));
+    push_opt(&mut args, "--json", a.json.as_ref().map(|p| p.display().to_string()));
+    push_opt(&mut args, "--markdown", a.markdown.as_ref().map(|p| p.display().to_string()));
+    push_opt(&mut args, "--hdr-dir", a.hdr_dir.as_ref().map(|p| p.display().to_string()));
+    push_opt(&mut args, "--slo", a.slo.clone());
+    push_each(&mut args, "--param", &a.params);
+    let mut config = config_of(&args)?;
+    config.wide = a.wide;
+    // The ratio columns compare rows with this label to themselves only.
+    config.baseline_sched = a.label.clone();
+    Ok(LoadOptions { config, target, label: a.label.clone(), quiet: a.quiet })
+}
