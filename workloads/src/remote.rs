@@ -24,12 +24,9 @@ use crate::http::{host, serve_accept_loop, HttpService, Proto, ServerSide};
 use crate::plan::{plan, Plan, Work};
 use crate::recorders::Collector;
 use crate::rt::listen::{listen_overflows, listen_report};
-use crate::rt::ours::Ours;
-use crate::rt::smol_rt::Smol;
-use crate::rt::tokio_rt::{TokioCurrent, TokioMulti};
 use crate::rt::{counters_delta, no_counters, Rt, Spawner, SHUTDOWN_GRACE};
-use crate::runner::which;
-use crate::sched::{Which, REFERENCES};
+use crate::runner::{which, with_runtime, WithRuntime};
+use crate::sched::REFERENCES;
 use crate::tcp::TcpRpcWire;
 use crate::tcp::{accept_loop, start_server};
 use crate::Error;
@@ -72,22 +69,35 @@ pub fn serve(rt: &RuntimeSpec, w: &WorkloadSpec, listen: SocketAddr, until: Unti
     crate::spin::iters_per_ns();
     // Before the runtime exists: every thread alive now is not its own.
     let meter = CpuMeter::new();
-    let mut out = match which {
-        // A driver thread: the server runs while nobody is in `block_on`.
-        Which::Ours(kind) => serve_on(Ours::build_with(kind, rt, false)?, &plan, listen, until, &meter),
-        Which::Tokio => serve_on(TokioMulti::build(rt)?, &plan, listen, until, &meter),
-        Which::TokioCurrent => serve_on(TokioCurrent::build(rt)?, &plan, listen, until, &meter),
-        Which::Smol => serve_on(Smol::build(rt)?, &plan, listen, until, &meter),
-        Which::Registered(_) => Err(Error::NotServable {
+    let job = ServeOn { plan: &plan, listen, until, meter: &meter };
+    // Not native: the server runs on a driver thread while nobody is in
+    // `block_on`.
+    let mut out = with_runtime(which, rt, false, job, |_| {
+        Err(Error::NotServable {
             name: format!("{} on the registered reference `{}`", w.name, rt.sched()),
             allowed: format!(
                 "the built-in schedulers, {}",
                 REFERENCES.iter().map(|r| r.name).collect::<Vec<_>>().join(", ")
             ),
-        }),
-    }?;
+        })
+    })?;
     out.record_spin_drift();
     Ok(out)
+}
+
+/// `serve`'s job: the workload's server on the runtime.
+struct ServeOn<'a, 'u> {
+    plan: &'a Plan,
+    listen: SocketAddr,
+    until: Until<'u>,
+    meter: &'a CpuMeter,
+}
+
+impl WithRuntime for ServeOn<'_, '_> {
+    type Out = RunOutput;
+    fn on<R: Rt>(self, runtime: R) -> Result<RunOutput, Error> {
+        serve_on(runtime, self.plan, self.listen, self.until, self.meter)
+    }
 }
 
 fn serve_on<R: Rt>(

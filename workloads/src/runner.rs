@@ -55,17 +55,56 @@ pub fn run(rt: &RuntimeSpec, w: &WorkloadSpec, opts: &RunOptions) -> Result<RunO
         // It is the worker: pinned where workers are (`--pin`).
         pin_current(&rt.worker_cores, 0);
     }
-    let m = &meter;
-    let mut out = match which {
-        Which::Ours(kind) => execute(crate::rt::ours::Ours::build_with(kind, rt, native)?, rt, &plan, opts, m),
-        Which::Registered(info) => run_fn(info)(rt, &plan, opts, m),
-        Which::Tokio => execute(TokioMulti::build(rt)?, rt, &plan, opts, m),
-        Which::TokioCurrent if native => execute(TokioCurrent::native(rt)?, rt, &plan, opts, m),
-        Which::TokioCurrent => execute(TokioCurrent::build(rt)?, rt, &plan, opts, m),
-        Which::Smol => execute(Smol::build(rt)?, rt, &plan, opts, m),
-    }?;
+    let job = Execute { rt, plan: &plan, opts, meter: &meter };
+    let mut out = with_runtime(which, rt, native, job, |info| run_fn(info)(rt, &plan, opts, &meter))?;
     out.record_spin_drift();
     Ok(out)
+}
+
+/// What to do with a freshly built runtime: `run` measures a workload on
+/// it, `serve` serves on it. Every caller builds through [`with_runtime`],
+/// so the runtimes a `--sched` name selects are built in one place.
+pub(crate) trait WithRuntime {
+    /// What the job returns.
+    type Out;
+    /// Does the job on `runtime`, and shuts it down.
+    fn on<R: Rt>(self, runtime: R) -> Result<Self::Out, Error>;
+}
+
+/// Builds the runtime `which` names and hands it to `job`; a registered
+/// reference runtime builds its own, so it goes to `registered` instead.
+/// `native`: a single-threaded runtime is driven by `block_on` on the
+/// calling thread (see [`driven_by_block_on`]).
+pub(crate) fn with_runtime<J: WithRuntime>(
+    which: Which,
+    rt: &RuntimeSpec,
+    native: bool,
+    job: J,
+    registered: impl FnOnce(&'static SchedInfo) -> Result<J::Out, Error>,
+) -> Result<J::Out, Error> {
+    match which {
+        Which::Ours(kind) => job.on(crate::rt::ours::Ours::build_with(kind, rt, native)?),
+        Which::Registered(info) => registered(info),
+        Which::Tokio => job.on(TokioMulti::build(rt)?),
+        Which::TokioCurrent if native => job.on(TokioCurrent::native(rt)?),
+        Which::TokioCurrent => job.on(TokioCurrent::build(rt)?),
+        Which::Smol => job.on(Smol::build(rt)?),
+    }
+}
+
+/// `run`'s job: the workload measured on the runtime.
+struct Execute<'a> {
+    rt: &'a RuntimeSpec,
+    plan: &'a Plan,
+    opts: &'a RunOptions,
+    meter: &'a CpuMeter,
+}
+
+impl WithRuntime for Execute<'_> {
+    type Out = RunOutput;
+    fn on<R: Rt>(self, runtime: R) -> Result<RunOutput, Error> {
+        execute(runtime, self.rt, self.plan, self.opts, self.meter)
+    }
 }
 
 /// Whether the single-threaded runtimes (`current-thread`,
