@@ -83,8 +83,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub workers: Option<String>,
 
-    /// Workloads: a comma-separated list, `default` (the representative suite) or `all`.
-    #[arg(long, value_name = "LIST|default|all", default_value = "default")]
+    /// Workloads: a comma-separated list, `default` (the representative suite), `zoo` (the
+    /// pathology zoo: workloads from public incidents; also inside a list) or `all`.
+    #[arg(long, value_name = "LIST|default|zoo|all", default_value = "default")]
     pub workload: String,
 
     /// Offered load of open-loop workloads in requests/s: one value, a list or a range

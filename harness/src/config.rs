@@ -244,14 +244,21 @@ fn parse_workloads(text: &str) -> Result<Vec<&'static WorkloadInfo>> {
     }
     let mut out: Vec<&'static WorkloadInfo> = Vec::new();
     for name in text.split(',').map(str::trim) {
-        let info = backend::workload(name).with_context(|| {
-            format!(
-                "unknown workload `{name}` in --workload; allowed: {}, or default, or all",
-                names(&runnable().collect::<Vec<_>>(), |w| w.name)
-            )
-        })?;
-        if !out.iter().any(|w| w.name == info.name) {
-            out.push(info);
+        // `zoo` is a group that a list may name beside single workloads.
+        let infos: Vec<&'static WorkloadInfo> = if name == "zoo" {
+            runnable().filter(|w| w.zoo).collect()
+        } else {
+            vec![backend::workload(name).with_context(|| {
+                format!(
+                    "unknown workload `{name}` in --workload; allowed: {}, or zoo (also in a list), or default, or all",
+                    names(&runnable().collect::<Vec<_>>(), |w| w.name)
+                )
+            })?]
+        };
+        for info in infos {
+            if !out.iter().any(|w| w.name == info.name) {
+                out.push(info);
+            }
         }
     }
     Ok(out)
@@ -649,5 +656,28 @@ mod shard_tests {
         assert!(e.contains("--shard 7/7") && e.contains("only 6 cell"), "{e}");
         let e = plan(&["--workload", "yield-many", "--shard", "1/2"]).unwrap_err().to_string();
         assert!(e.contains("explicit --workers"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod workload_group_tests {
+    use super::*;
+
+    /// `zoo` is the pathology zoo, written out here by hand: in `all`,
+    /// never in the default suite.
+    #[test]
+    fn zoo_names_the_pathology_zoo() {
+        let zoo: Vec<_> = parse_workloads("zoo").unwrap().iter().map(|w| w.name).collect();
+        assert_eq!(zoo, ["lifo-starvation", "idle-burst", "task-churn", "timer-churn"]);
+        let all: Vec<_> = parse_workloads("all").unwrap().iter().map(|w| w.name).collect();
+        let default: Vec<_> = parse_workloads("default").unwrap().iter().map(|w| w.name).collect();
+        for name in zoo {
+            assert!(all.contains(&name) && !default.contains(&name), "{name}");
+        }
+        let e = parse_workloads("zo").unwrap_err().to_string();
+        assert!(e.contains("or zoo"), "{e}");
+        // In a list, once each, in order.
+        let listed: Vec<_> = parse_workloads("pipeline,zoo,task-churn").unwrap().iter().map(|w| w.name).collect();
+        assert_eq!(listed, ["pipeline", "lifo-starvation", "idle-burst", "task-churn", "timer-churn"]);
     }
 }

@@ -188,6 +188,11 @@ pub struct RuntimeMetrics {
     /// shared queue takes no lock (`global`, `steal-one`: crossbeam's
     /// lock-free `Injector`).
     pub inject_lock_contended: Option<u64>,
+    /// Acquisitions of the task registry's (owned-tasks list's) shard
+    /// locks that found the lock held (spawn, completion, shutdown), since
+    /// the runtime was built: the task-registry contention. Every policy
+    /// has the registry, so every policy counts it.
+    pub task_registry_contended: u64,
     /// Whether `steals_local_group` and `steals_remote_group` are counted:
     /// a stealing policy that knows each worker's L3 group (pinned workers
     /// with a sysfs topology, or `Builder::topology`); when counted they

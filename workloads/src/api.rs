@@ -54,6 +54,9 @@ pub struct WorkloadInfo {
     /// request (from its intended send time to its completion) nor one
     /// benchmark iteration; legends print it.
     pub latency_sample: Option<&'static str>,
+    /// In the pathology zoo (`--workload zoo`): a workload shaped after a
+    /// public incident, its origin and signature in `about`.
+    pub zoo: bool,
 }
 
 /// The runtime under test: scheduler, worker count and knobs, parsed and

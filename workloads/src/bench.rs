@@ -18,9 +18,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::{oneshot, Notify};
 
 use crate::api::{RunOptions, RunOutput};
+use crate::closed::{measure, Phase};
 use crate::cpu_time::CpuMeter;
 use crate::recorders::{nanos, new_histogram};
-use crate::rt::{counters_delta, Rt, Spawner};
+use crate::rt::{Rt, Spawner};
 
 /// Which of tokio's benchmarks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -216,7 +217,8 @@ fn iteration<R: Rt>(rt: &R, b: &Bench) {
 }
 
 /// Runs warm-up iterations (discarded), then measured ones until
-/// `opts.duration` is used; one histogram entry per iteration.
+/// `opts.duration` is used ([`measure`]); one histogram entry per
+/// iteration.
 pub(crate) fn run_bench<R: Rt>(
     rt: &R,
     b: &Bench,
@@ -231,27 +233,14 @@ pub(crate) fn run_bench<R: Rt>(
         Shape::SpawnManyRemoteBusy2 => start_busy2(&sp, b, &busy),
         _ => {}
     }
-    let warm_until = Instant::now() + opts.warmup;
-    while Instant::now() < warm_until {
-        iteration(rt, b);
-    }
-    meter.start();
-    let counters_start = sp.window_start();
     let mut hist = new_histogram();
-    let t0 = Instant::now();
-    let mut iterations = 0u64;
-    loop {
+    let w = measure(rt, opts, meter, |rt, phase| {
         let t = Instant::now();
         iteration(rt, b);
-        hist.saturating_record(nanos(t.elapsed()));
-        iterations += 1;
-        if t0.elapsed() >= opts.duration {
-            break;
+        if phase == Phase::Measured {
+            hist.saturating_record(nanos(t.elapsed()));
         }
-    }
-    let elapsed = t0.elapsed();
-    let counters = counters_delta(&counters_start, &sp.counters());
-    let cpu = meter.finish();
+    });
     // Relaxed: a stop request, see `start_busy1`.
     busy.store(false, Ordering::Relaxed);
     let per_task_ns = hist.mean() / b.tasks_per_iteration() as f64;
@@ -266,5 +255,11 @@ pub(crate) fn run_bench<R: Rt>(
         extras.push(("global_interval_min".into(), f64::from(*lo)));
         extras.push(("global_interval_max".into(), f64::from(*hi)));
     }
-    RunOutput { counters, params, extras, cpu, ..RunOutput::closed_loop(iterations, elapsed, hist) }
+    RunOutput {
+        counters: w.counters,
+        params,
+        extras,
+        cpu: w.cpu,
+        ..RunOutput::closed_loop(w.iterations, w.elapsed, hist)
+    }
 }

@@ -154,6 +154,42 @@ const YIELD_MANY: &[ParamInfo] = &[
     p("yields", "1000", "yields per task: 1..=1e7 (tokio: 1000)"),
 ];
 
+const CHANNEL_PING_PONG: &[ParamInfo] = &[
+    p("pairs", "1", "pairs bouncing messages at once: 1..=256 (1: most workers idle)"),
+    p("rounds", "1000", "round trips per pair per iteration, 2 messages each: 1..=1e7"),
+];
+const PIPELINE: &[ParamInfo] = &[
+    p("stages", "4", "tasks in the ring, each joined to the next by a bounded channel: 2..=1024"),
+    p("capacity", "1", "slots of each channel: 1..=65536"),
+    p("in-flight", "4", "messages going round at once: 1..=(capacity + 1) x stages - 1 (more can deadlock the ring)"),
+    p("messages", "1000", "messages that go all the way round per iteration: 1..=1e7"),
+];
+
+const LIFO_STARVATION: &[ParamInfo] = &[
+    p("bystanders", "4", "tasks waiting in the run queue behind the pair: 1..=4096"),
+    p("yields", "100", "yields per bystander per iteration, each wait recorded: 1..=1e6"),
+];
+const IDLE_BURST: &[ParamInfo] = &[
+    p("jobs", "16", "jobs per burst: 1..=100000"),
+    p("job-us", "12", "CPU time per job in us (calibrated spinning): 0..=1e6"),
+    p("idle-us", "3000", "idle time after each burst in us (a timer sleep): 0..=1e7"),
+    p("bursts", "10", "bursts per iteration: 1..=1e6"),
+];
+const TASK_CHURN: &[ParamInfo] = &[
+    p("spawners", "auto", "churning tasks: auto = workers, or 1..=1024"),
+    p("tasks", "1000", "empty tasks each churner spawns and completes per iteration: 1..=1e7"),
+    p("batch", "16", "tasks a churner spawns before awaiting them: 1..=65536"),
+];
+const TIMER_CHURN: &[ParamInfo] = &[
+    p(
+        "tasks",
+        "auto",
+        "tasks in the ring, each arming timers and cancelling the previous task's: auto = 2 x workers, or 1..=256",
+    ),
+    p("timers", "100", "timers each task arms (and cancels) per iteration: 1..=1e6"),
+    p("timeout-ms", "1000", "length of each timer in ms (almost none fires): 1..=3600000"),
+];
+
 const fn bench(name: &'static str, about: &'static str, params: &'static [ParamInfo]) -> WorkloadInfo {
     WorkloadInfo {
         name,
@@ -165,6 +201,7 @@ const fn bench(name: &'static str, about: &'static str, params: &'static [ParamI
         servable: false,
         test_only: false,
         latency_sample: None,
+        zoo: false,
     }
 }
 
@@ -180,6 +217,16 @@ const fn served(name: &'static str, about: &'static str, params: &'static [Param
 /// Outside the default suite: named explicitly to run.
 const fn not_default(info: WorkloadInfo) -> WorkloadInfo {
     WorkloadInfo { in_default_suite: false, ..info }
+}
+
+/// A closed workload whose latency sample is its own, not one iteration.
+const fn sampled(latency_sample: &'static str, info: WorkloadInfo) -> WorkloadInfo {
+    WorkloadInfo { latency_sample: Some(latency_sample), ..info }
+}
+
+/// In the pathology zoo (`--workload zoo`), outside the default suite.
+const fn zoo(info: WorkloadInfo) -> WorkloadInfo {
+    WorkloadInfo { zoo: true, ..not_default(info) }
 }
 
 /// A workload that tests the harness (never in the default suite or `all`).
@@ -203,6 +250,12 @@ pub static WORKLOADS: &[WorkloadInfo] = &[
     served("tcp-rpc", "open loop over loopback TCP: mio client, server on the runtime (default 1000/s per worker)", TCP_RPC, 1_000.0),
     served("mixed", "open loop over TCP: handlers fan out to CPU subtasks that await timers, with a deadline (default 500/s per worker)", MIXED, 500.0),
     not_default(served("http", "open loop over loopback HTTP/1.1: hyper server on the runtime, mio client (default 1000/s per worker); not in the default suite", HTTP, 1_000.0)),
+    not_default(sampled("time per message, send to receive", bench("channel-ping-pong", "message passing: P pairs bounce a message over two bounded(1) channels (async-channel); time, CPU, wake-ups and cross-worker hand-offs per message; not in the default suite", CHANNEL_PING_PONG))),
+    not_default(sampled("time per message round the ring", bench("pipeline", "message passing: S stages in a ring of bounded channels, M messages in flight; cross-worker hand-offs per message show its mode; not in the default suite", PIPELINE))),
+    zoo(sampled("a bystander's wait per yield", bench("lifo-starvation", "zoo: a pair waking each other through the LIFO slot while bystanders wait in the queue (tokio: injected tasks waited 68 s until LIFO polls were capped); bystander wait p99/max, lifo_hits per poll", LIFO_STARVATION))),
+    zoo(sampled("time per burst, first spawn to last job done", bench("idle-burst", "zoo: bursts of short jobs (~200 us serial) then ~3 ms idle, a control loop on which a stealing pool burned CPU searching; CPU per burst outside the jobs, wake-ups per burst", IDLE_BURST))),
+    zoo(sampled("time per task (each batch timed as one)", bench("task-churn", "zoo: tasks on every worker spawn and complete empty tasks flat out (a 2026 engine bound by tokio's task-registry lock, 4.6x at 6 cores once removed); ns per task, task-registry lock contention", TASK_CHURN))),
+    zoo(sampled("time to arm a timer", bench("timer-churn", "zoo: tasks arm timeouts that another task, usually on another worker, cancels (tokio's timer-lock contention, and its reverted sharding); timer lock contention, cross-thread cancels, CPU per timer", TIMER_CHURN))),
     not_default(WorkloadInfo {
         latency_sample: Some("time per spawn call (each batch of 64 timed as one)"),
         ..bench("spawn-storm", "S plain threads outside the runtime spawn tiny tasks flat out; ns per task and inject-lock contention; not in the default suite", &[p("spawners", "8", "spawning threads (never runtime workers): 1..=1024")])

@@ -11,6 +11,11 @@
 //!   hdrhistograms;
 //! - `spawn-storm`: plain threads outside the runtime spawning tiny tasks
 //!   flat out (the remote-spawn path and its inject-queue lock);
+//! - message passing (`channel-ping-pong`, `pipeline`): a few tasks
+//!   exchanging messages over one runtime-agnostic channel, with
+//!   cross-worker hand-offs counted per message;
+//! - the pathology zoo (`--workload zoo`: `lifo-starvation`,
+//!   `idle-burst`, `task-churn`, `timer-churn`): shapes from public incidents, each with its signature;
 //! - `hang` and `crash`, test-only workloads that never finish and abort
 //!   the process.
 //!
@@ -28,7 +33,9 @@ pub mod api;
 mod arrivals;
 mod bench;
 mod catalog;
+mod channels;
 pub mod client;
+mod closed;
 mod cpu_time;
 mod dist;
 mod error;
@@ -47,6 +54,7 @@ mod sched;
 pub mod spin;
 mod storm;
 mod tcp;
+mod zoo;
 
 pub use error::Error;
 

@@ -7,6 +7,7 @@ use crate::api::{RunOptions, RuntimeSpec, WorkloadInfo, WorkloadSpec};
 use crate::arrivals::{ArrivalKind, ARRIVAL_KINDS};
 use crate::bench::{Bench, Shape};
 use crate::catalog::WORKLOADS;
+use crate::channels::{PingPong, Pipeline, MAX_CAPACITY, MAX_PAIRS, MAX_PER_ITERATION, MAX_STAGES};
 use crate::client::ClientShape;
 use crate::dist::Dist;
 use crate::http::{Http, Proto};
@@ -16,6 +17,10 @@ use crate::openloop::Injection;
 use crate::params::Params;
 use crate::storm::{Storm, MAX_SPAWNERS};
 use crate::tcp::{Handler, Mixed, TcpRpc};
+use crate::zoo::churn::{TaskChurn, MAX_BATCH, MAX_SPAWNERS as MAX_CHURNERS, MAX_TASKS as MAX_CHURN_TASKS};
+use crate::zoo::idle::{IdleBurst, MAX_BURSTS, MAX_IDLE_US, MAX_JOBS, MAX_JOB_US};
+use crate::zoo::lifo::{LifoStarvation, MAX_BYSTANDERS, MAX_YIELDS};
+use crate::zoo::timers::{TimerChurn, MAX_TASKS as MAX_TIMER_TASKS, MAX_TIMEOUT_MS as MAX_TIMER_MS, MAX_TIMERS};
 use crate::Error;
 
 /// Largest offered rate accepted, requests per second.
@@ -81,6 +86,12 @@ pub(crate) enum Work {
     Tcp(Handler, Load, ClientShape),
     Http(Http, Load, ClientShape),
     Storm(Storm),
+    PingPong(PingPong),
+    Pipeline(Pipeline),
+    LifoStarvation(LifoStarvation),
+    IdleBurst(IdleBurst),
+    TaskChurn(TaskChurn),
+    TimerChurn(TimerChurn),
     Hang,
     Crash,
 }
@@ -150,6 +161,36 @@ fn closed_work(p: &mut Params<'_>, workers: usize) -> Result<Work, Error> {
             let spawners = p.u64_in("spawners", 1, MAX_SPAWNERS)?;
             return Ok(Work::Storm(Storm { spawners: spawners as usize }));
         }
+        "channel-ping-pong" => {
+            let pairs = p.u64_in("pairs", 1, MAX_PAIRS)?;
+            let rounds = p.u64_in("rounds", 1, MAX_PER_ITERATION)?;
+            return Ok(Work::PingPong(PingPong { pairs, rounds }));
+        }
+        "pipeline" => return pipeline(p),
+        "lifo-starvation" => {
+            let bystanders = p.u64_in("bystanders", 1, MAX_BYSTANDERS)?;
+            let yields = p.u64_in("yields", 1, MAX_YIELDS)?;
+            return Ok(Work::LifoStarvation(LifoStarvation { bystanders, yields }));
+        }
+        "task-churn" => {
+            let spawners = p.u64_or_auto("spawners", 1, MAX_CHURNERS, workers)?;
+            let tasks = p.u64_in("tasks", 1, MAX_CHURN_TASKS)?;
+            let batch = p.u64_in("batch", 1, MAX_BATCH)?;
+            return Ok(Work::TaskChurn(TaskChurn { spawners, tasks, batch }));
+        }
+        "timer-churn" => {
+            let tasks = p.u64_or_auto("tasks", 1, MAX_TIMER_TASKS, (2 * workers).min(MAX_TIMER_TASKS))?;
+            let timers = p.u64_in("timers", 1, MAX_TIMERS)?;
+            let timeout = Duration::from_millis(p.u64_in("timeout-ms", 1, MAX_TIMER_MS)?);
+            return Ok(Work::TimerChurn(TimerChurn { tasks, timers, timeout }));
+        }
+        "idle-burst" => {
+            let jobs = p.u64_in("jobs", 1, MAX_JOBS)?;
+            let job = Duration::from_micros(p.u64_in("job-us", 0, MAX_JOB_US)?);
+            let idle = Duration::from_micros(p.u64_in("idle-us", 0, MAX_IDLE_US)?);
+            let bursts = p.u64_in("bursts", 1, MAX_BURSTS)?;
+            return Ok(Work::IdleBurst(IdleBurst { jobs, job, idle, bursts }));
+        }
         "spawn-many-local" | "spawn-many-remote-idle" => {
             b.shape =
                 if p.workload() == "spawn-many-local" { Shape::SpawnManyLocal } else { Shape::SpawnManyRemoteIdle };
@@ -179,6 +220,26 @@ fn closed_work(p: &mut Params<'_>, workers: usize) -> Result<Work, Error> {
         other => unreachable!("closed workload `{other}` has no plan"),
     }
     Ok(Work::Bench(b))
+}
+
+fn pipeline(p: &mut Params<'_>) -> Result<Work, Error> {
+    let stages = p.u64_in("stages", 2, MAX_STAGES)?;
+    let capacity = p.u64_in("capacity", 1, MAX_CAPACITY)?;
+    let most = Pipeline::max_in_flight(stages, capacity);
+    let in_flight = p.u64_in("in-flight", 1, most).map_err(|e| match e {
+        Error::BadParam { workload, name, value, .. } => Error::BadParam {
+            workload,
+            name,
+            value,
+            allowed: format!(
+                "an integer in 1..={most}: at most (capacity + 1) x stages - 1 = ({capacity} + 1) x {stages} - 1, \
+                 or the ring can fill and deadlock"
+            ),
+        },
+        other => other,
+    })?;
+    let messages = p.u64_in("messages", 1, MAX_PER_ITERATION)?;
+    Ok(Work::Pipeline(Pipeline { stages, capacity, in_flight, messages }))
 }
 
 fn load(p: &mut Params<'_>, workers: usize, rate_per_s: f64, over_tcp: bool) -> Result<Load, Error> {

@@ -11,6 +11,7 @@ use crate::affinity::{check_cores, pin_current};
 use crate::api::{RunOptions, RunOutput, RuntimeSpec, WorkloadInfo, WorkloadSpec};
 use crate::bench::run_bench;
 use crate::catalog::WORKLOADS;
+use crate::channels::{run_ping_pong, run_pipeline};
 use crate::cpu_time::CpuMeter;
 use crate::http::run_http;
 use crate::micro::{fanout_request, skewed_request, timeouts_request, timers_request};
@@ -22,6 +23,10 @@ use crate::rt::{Rt, Spawner, SHUTDOWN_GRACE};
 use crate::sched::{register, RegisterReferenceError, SchedInfo, Which};
 use crate::storm::run_storm;
 use crate::tcp::run_tcp;
+use crate::zoo::churn::run_task_churn;
+use crate::zoo::idle::run_idle_burst;
+use crate::zoo::lifo::run_lifo_starvation;
+use crate::zoo::timers::run_timer_churn;
 use crate::Error;
 
 /// Every workload with its parameters.
@@ -110,13 +115,23 @@ impl WithRuntime for Execute<'_> {
 /// Whether the single-threaded runtimes (`current-thread`,
 /// `tokio-current`) run `plan` driven by `block_on` on the calling thread,
 /// the way a single-threaded program uses them: tokio's benchmarks, whose
-/// every iteration is a `block_on`. The other workloads hand requests to
+/// every iteration is a `block_on`, and the closed workloads built the same
+/// way (message passing, the zoo). The other workloads hand requests to
 /// the runtime from load-generator threads while the calling thread waits
 /// outside `block_on`, so there a thread of the runtime sits in `block_on`
 /// for the whole run instead (a service whose main thread is in
 /// `block_on`).
 fn driven_by_block_on(plan: &Plan) -> bool {
-    matches!(plan.work, Work::Bench(_))
+    matches!(
+        plan.work,
+        Work::Bench(_)
+            | Work::PingPong(_)
+            | Work::Pipeline(_)
+            | Work::LifoStarvation(_)
+            | Work::IdleBurst(_)
+            | Work::TaskChurn(_)
+            | Work::TimerChurn(_)
+    )
 }
 
 /// The runtimes whose scheduler runs inside `block_on` when `native`.
@@ -184,6 +199,12 @@ fn dispatch<R: Rt>(
             let spec = load.spec(rt, opts);
             Ok(run_http(runtime, &spec, cfg, client, meter)?.into_output(&spec, params))
         }
+        Work::PingPong(cfg) => Ok(run_ping_pong(runtime, cfg, opts, params, meter)),
+        Work::Pipeline(cfg) => Ok(run_pipeline(runtime, cfg, opts, params, meter)),
+        Work::LifoStarvation(cfg) => Ok(run_lifo_starvation(runtime, cfg, opts, params, meter)),
+        Work::IdleBurst(cfg) => Ok(run_idle_burst(runtime, cfg, opts, params, meter)),
+        Work::TaskChurn(cfg) => Ok(run_task_churn(runtime, cfg, opts, params, meter)),
+        Work::TimerChurn(cfg) => Ok(run_timer_churn(runtime, cfg, opts, params, meter)),
         Work::Storm(cfg) => Ok(run_storm(runtime, &cfg, &rt.loadgen_cores, opts, params, meter)),
         Work::Hang => {
             let sp = runtime.spawner();

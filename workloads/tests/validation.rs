@@ -120,7 +120,21 @@ fn hang_and_crash_are_test_only_and_outside_the_default_suite() {
     }
     let outside: Vec<_> =
         wsbench_workloads::workloads().iter().filter(|w| !w.in_default_suite).map(|w| w.name).collect();
-    assert_eq!(outside, ["http", "spawn-storm", "hang", "crash"]);
+    assert_eq!(
+        outside,
+        [
+            "http",
+            "channel-ping-pong",
+            "pipeline",
+            "lifo-starvation",
+            "idle-burst",
+            "task-churn",
+            "timer-churn",
+            "spawn-storm",
+            "hang",
+            "crash"
+        ]
+    );
 }
 
 #[test]

@@ -187,7 +187,15 @@ impl<P: Policy> Shared<P> {
             .collect();
         let inject_lock_contended = self.policy.inject_lock_contended();
         let steal_groups_counted = self.policy.counts_steal_groups();
-        RuntimeMetrics { workers, driver, global_queue_intervals, inject_lock_contended, steal_groups_counted }
+        let task_registry_contended = self.owned.lock_contended();
+        RuntimeMetrics {
+            workers,
+            driver,
+            global_queue_intervals,
+            inject_lock_contended,
+            task_registry_contended,
+            steal_groups_counted,
+        }
     }
 
     pub(crate) fn worker_exited(&self) {

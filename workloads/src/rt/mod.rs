@@ -195,6 +195,13 @@ pub trait Spawner: Clone + Send + Sync + 'static {
     fn inject_lock_contended(&self) -> Option<u64> {
         None
     }
+
+    /// Task-registry lock acquisitions (spawn, completion) that found the
+    /// lock held, since the runtime was built, for runtimes that count
+    /// them (ours: the owned-tasks list's shard locks); `None` otherwise.
+    fn task_registry_contended(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Fills `buf` completely; `UnexpectedEof` when the stream ends first.

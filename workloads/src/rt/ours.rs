@@ -229,6 +229,10 @@ impl Spawner for OursSpawner {
     fn inject_lock_contended(&self) -> Option<u64> {
         self.handle.metrics().inject_lock_contended
     }
+
+    fn task_registry_contended(&self) -> Option<u64> {
+        Some(self.handle.metrics().task_registry_contended)
+    }
 }
 
 impl OursSpawner {

@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests.
-#![allow(dead_code)] // each test binary uses a different subset
+#![allow(dead_code, unused_macros)] // each test binary uses a different subset
 
 use std::time::Duration;
 
@@ -59,4 +59,41 @@ pub fn run_watched(rt: &RuntimeSpec, w: &WorkloadSpec, o: &RunOptions, limit: Du
         Ok(Err(e)) => panic!("{} on {} x{}: {e}", w.name, rt.sched(), rt.workers()),
         Err(_) => panic!("{} on {} x{} did not finish within {limit:?} (hung)", w.name, rt.sched(), rt.workers()),
     }
+}
+
+/// Every runtime row that runs at `workers` (single-worker rows at 1 only).
+pub fn rows(workers: usize) -> Vec<wsbench_workloads::api::SchedInfo> {
+    wsbench_workloads::schedulers().into_iter().filter(|s| workers == 1 || !s.single_worker_only).collect()
+}
+
+/// Validating `workload` with `name=bad` (on tokio x2) fails, naming the
+/// value, the parameter, the workload and what is allowed (`range`).
+pub fn assert_refused(workload: &str, name: &str, bad: &str, range: &str) {
+    let e =
+        wsbench_workloads::validate(&rt("tokio", 2), &wl(workload, &[(name, bad)], None)).expect_err(bad).to_string();
+    for part in [&format!("`{bad}`"), name, workload, range] {
+        assert!(e.contains(part), "`{part}` missing from: {e}");
+    }
+}
+
+/// The tests `every_row_at_{1,2,128}_worker(s)`, each calling `$each`
+/// with that worker count (a test file that uses it declares
+/// `#[macro_use] mod common;`).
+macro_rules! every_row_at_1_2_and_128_workers {
+    ($each:ident) => {
+        #[test]
+        fn every_row_at_1_worker() {
+            $each(1);
+        }
+
+        #[test]
+        fn every_row_at_2_workers() {
+            $each(2);
+        }
+
+        #[test]
+        fn every_row_at_128_workers() {
+            $each(128);
+        }
+    };
 }
