@@ -5,8 +5,13 @@
 # against one `wsbench serve --workers 1 --workload http` on loopback, at
 # each rate. The target is a difference within 10 us.
 #
-#   scripts/client-bias.sh [SECONDS] [RATES...]        (default: 5 200 2000)
+#   [ROUNDS=N] scripts/client-bias.sh [SECONDS] [RATES...]   (default: 5 200 2000)
 #
+# ROUNDS (default 1) repeats the sweep, the two clients alternating in every
+# round, and ends with the medians of each column over the rounds. The
+# reference is timed from its own send (ref_lag_us: how late that send was
+# after the intended time, its pacing error, left out of its latency);
+# load's p50 is from the intended time, so diff_us is all the generator adds.
 # A measurement, not a test: the figures depend on the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,9 +37,13 @@ addr=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/serve.out")
 echo "server: $bin serve --workers 1 --workload http on $addr"
 
 col() { python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(r[0][sys.argv[2]])' "$1" "$2"; }
-printf '%-8s %12s %12s %12s %12s\n' rate ref_p50_us load_p50_us diff_us load_p99_us
+rounds="${ROUNDS:-1}"
+printf '%-6s %-8s %12s %12s %12s %12s %12s\n' round rate ref_p50_us load_p50_us diff_us load_p99_us ref_lag_us
+for round in $(seq "$rounds"); do
 for r in "${rates[@]}"; do
-    ref_p50=$("$ref" "$addr" "$r" "$secs" | sed -n 's/.*p50_us=\([0-9.]*\).*/\1/p')
+    ref_out=$("$ref" "$addr" "$r" "$secs")
+    ref_p50=$(echo "$ref_out" | sed -n 's/.* p50_us=\([0-9.]*\).*/\1/p')
+    ref_lag=$(echo "$ref_out" | sed -n 's/.* send_lag_p50_us=\([0-9.]*\).*/\1/p')
     rm -f "$tmp/load.csv"
     "$bin" load --target "$addr" --rate "$r" --duration "${secs}s" --warmup 1s \
         --param connections=1 --param client-threads=1 --param arrival=uniform --csv "$tmp/load.csv" --quiet \
@@ -42,5 +51,18 @@ for r in "${rates[@]}"; do
     load_p50=$(col "$tmp/load.csv" p50_us)
     load_p99=$(col "$tmp/load.csv" p99_us)
     diff=$(python3 -c "print(f'{float(\"$load_p50\") - float(\"$ref_p50\"):.1f}')")
-    printf '%-8s %12s %12s %12s %12s\n' "$r" "$ref_p50" "$load_p50" "$diff" "$load_p99"
+    printf '%-6s %-8s %12s %12s %12s %12s %12s\n' "$round" "$r" "$ref_p50" "$load_p50" "$diff" "$load_p99" "$ref_lag"
+    printf '%s %s %s %s %s %s\n' "$r" "$ref_p50" "$load_p50" "$diff" "$load_p99" "$ref_lag" >> "$tmp/rounds"
 done
+done
+[ "$rounds" -gt 1 ] && python3 - "$tmp/rounds" << 'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+print(f"medians over {len(rows) // len({r[0] for r in rows})} rounds:")
+print(f"{'rate':<8} {'ref_p50_us':>12} {'load_p50_us':>12} {'diff_us':>12} {'load_p99_us':>12} {'ref_lag_us':>12}")
+for rate in dict.fromkeys(r[0] for r in rows):
+    sel = [r for r in rows if r[0] == rate]
+    med = lambda i: statistics.median(float(r[i]) for r in sel)
+    print(f"{rate:<8} {med(1):12.1f} {med(2):12.1f} {med(3):12.1f} {med(4):12.1f} {med(5):12.1f}")
+PY
+true

@@ -5,8 +5,12 @@
 # does here, so it runs flat out) at each connection count, one after the other
 # against the same server; prints both throughputs and load/wrk.
 #
-#   scripts/wrk-check.sh [SECONDS] [CONNECTIONS...]     (default: 5 16 256)
+#   [ROUNDS=N] scripts/wrk-check.sh [SECONDS] [CONNECTIONS...]   (default: 5 16 256)
 #
+# ROUNDS (default 1) repeats the whole sweep, wrk and load alternating in
+# every round, and ends with the median of each column and of the per-round
+# ratios: on a shared VM single runs spread by tens of percent, so quote the
+# medians of one interleaved invocation.
 # wrk is the Debian package (installed with apt-get when missing). The
 # wsbench figure is throughput_per_s: completions inside the measured
 # window / the window (the drain is not in it). A measurement, not a test:
@@ -36,7 +40,9 @@ echo "server: $bin serve --workers 1 --workload http on $addr"
 col() { # col CSV NAME: the first row's value of column NAME
     python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(r[0][sys.argv[2]])' "$1" "$2"
 }
-printf '%-12s %14s %14s %8s\n' connections wrk_req_per_s load_req_per_s ratio
+rounds="${ROUNDS:-1}"
+printf '%-6s %-12s %14s %14s %8s\n' round connections wrk_req_per_s load_req_per_s ratio
+for round in $(seq "$rounds"); do
 for c in "${conns[@]}"; do
     wrk_rps=$(wrk -t1 -c"$c" -d"${secs}s" "http://$addr/" | sed -n 's/^Requests\/sec: *//p')
     rm -f "$tmp/load.csv"
@@ -44,5 +50,19 @@ for c in "${conns[@]}"; do
         --param connections="$c" --param client-threads=1 --csv "$tmp/load.csv" --quiet > "$tmp/load.out" 2>&1 || true
     load_rps=$(col "$tmp/load.csv" throughput_per_s)
     ratio=$(python3 -c "print(f'{float(\"$load_rps\") / float(\"$wrk_rps\"):.2f}')")
-    printf '%-12s %14.0f %14.0f %8s\n' "$c" "$wrk_rps" "$load_rps" "$ratio"
+    printf '%-6s %-12s %14.0f %14.0f %8s\n' "$round" "$c" "$wrk_rps" "$load_rps" "$ratio"
+    printf '%s %s %s %s\n' "$c" "$wrk_rps" "$load_rps" "$ratio" >> "$tmp/rounds"
 done
+done
+[ "$rounds" -gt 1 ] && python3 - "$tmp/rounds" << 'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+print(f"medians over {len(rows) // len({r[0] for r in rows})} rounds:")
+print(f"{'connections':<12} {'wrk_req_per_s':>14} {'load_req_per_s':>14} {'ratio':>8} {'ratio_min..max':>16}")
+for c in dict.fromkeys(r[0] for r in rows):
+    sel = [r for r in rows if r[0] == c]
+    med = lambda i: statistics.median(float(r[i]) for r in sel)
+    lo, hi = min(float(r[3]) for r in sel), max(float(r[3]) for r in sel)
+    print(f"{c:<12} {med(1):14.0f} {med(2):14.0f} {med(3):8.2f} {lo:7.2f}..{hi:<7.2f}")
+PY
+true

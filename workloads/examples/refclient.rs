@@ -31,11 +31,12 @@ fn main() -> ExitCode {
         Ok(f) => {
             let us = |ns: u64| ns as f64 / 1e3;
             println!(
-                "samples={} p50_us={:.1} p99_us={:.1} max_us={:.1}",
+                "samples={} p50_us={:.1} p99_us={:.1} max_us={:.1} send_lag_p50_us={:.1}",
                 f.samples,
                 us(f.p50_ns),
                 us(f.p99_ns),
-                us(f.max_ns)
+                us(f.max_ns),
+                us(f.send_lag_p50_ns)
             );
             ExitCode::SUCCESS
         }

@@ -379,8 +379,9 @@ fn loadgen_bias() -> Check {
                 ],
                 detail: format!(
                     "at {BIAS_RATE:.0} req/s on one connection to an in-process http server (steal-half x1): \
-                     wsbench load p50 {:.1} µs, p99 {:.1} µs; the reference client (one thread, plain epoll) \
-                     p50 {:.1} µs, p99 {:.1} µs: the load generator adds {bias:+.1} µs",
+                     wsbench load p50 {:.1} µs, p99 {:.1} µs (from each intended time); the reference client \
+                     (one thread, plain epoll, timed from its own send) p50 {:.1} µs, p99 {:.1} µs: \
+                     the load generator adds {bias:+.1} µs",
                     load.0, load.1, reference.0, reference.1
                 ),
                 tolerance: tol,

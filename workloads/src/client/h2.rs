@@ -8,7 +8,7 @@
 //! threads` HTTP/2 connections; the thread paces its own arrivals (`rate /
 //! threads`) as the HTTP/1.1 client's loop does ([`super::pace`]): the
 //! driver task waits on the thread's timerfd (through tokio's reactor)
-//! until [`super::pace::LEAD`] (50 µs) before each intended time, then yields (the
+//! until a lead (a tenth of the wait, 50–500 µs: [`super::pace`]) before each intended time, then yields (the
 //! runtime polls its sockets without blocking) until it is due; no other
 //! thread is on the send path. Each arrival becomes a stream on the next live connection
 //! (round robin): it waits for a free stream slot (the server's
@@ -404,7 +404,7 @@ fn register(pacer: Pacer) -> std::io::Result<AsyncFd<Pacer>> {
 }
 
 /// Waits on the thread's timer until `t` (polling without blocking for the
-/// last [`super::pace::LEAD`], see [`Pacer`]); returns the time it got there.
+/// lead, see [`Pacer`]); returns the time it got there.
 async fn wait(pacer: &mut AsyncFd<Pacer>, t: Instant) -> Instant {
     /// Longest wait on the timer alone: the reactor is polled meanwhile.
     const TICK: Duration = Duration::from_millis(5);

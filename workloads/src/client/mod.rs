@@ -19,8 +19,8 @@
 //! 3. run the loop: release due arrivals into the backlog, hand the
 //!    backlog to idle connections, wait on epoll. The thread paces itself
 //!    ([`pace`]): a timerfd in its own epoll wakes it shortly before each
-//!    arrival and it polls without blocking for the last [`pace::LEAD`],
-//!    so a request is sent within microseconds of its intended time, with
+//!    arrival and it polls without blocking for the last tenth of the wait
+//!    ([`pace::MIN_LEAD`]..[`pace::MAX_LEAD`]), so a request is sent within microseconds of its intended time, with
 //!    no other thread on the send path (epoll's own timeout has
 //!    millisecond resolution). While no connection is idle the timer is
 //!    not armed: the loop blocks for answers alone;
