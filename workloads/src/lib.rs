@@ -24,7 +24,8 @@
 //! [`run`] with the contract's types ([`api`]), [`register_reference`] for
 //! a binary's own runtimes, [`remote`] for `serve`/`load`, and the
 //! instruments `doctor --calibrate` checks ([`instruments`], [`spin`],
-//! [`client`]'s reference client). Everything else is private.
+//! [`client`]'s reference client), and [`ideal`], the zero-overhead FCFS
+//! queue a row is held against. Everything else is private.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -40,6 +41,7 @@ mod cpu_time;
 mod dist;
 mod error;
 mod http;
+pub mod ideal;
 pub mod instruments;
 mod loadgen;
 mod micro;

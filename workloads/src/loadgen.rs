@@ -47,6 +47,19 @@ pub(crate) struct LoadSpec {
     pub panic_every: u64,
 }
 
+impl LoadSpec {
+    /// The seed of request `id`'s own draws (its service times): the same
+    /// for every runtime, and for the ideal scheduler ([`crate::ideal`]).
+    pub(crate) fn request_seed(&self, id: u64) -> u64 {
+        mix(self.seed, id)
+    }
+
+    /// Whether request `id`'s handler must panic (`panic-every`).
+    pub(crate) fn must_panic(&self, id: u64) -> bool {
+        self.panic_every != 0 && id % self.panic_every == self.panic_every - 1
+    }
+}
+
 /// The run's time frame.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Window {

@@ -66,9 +66,9 @@ pub(crate) fn inject_panic() -> ! {
 /// Spawns one subtask per draw of `service` (each spinning that long), the
 /// first one panicking when the request must; `true` when all succeeded.
 pub(crate) async fn fan_out<S: Spawner>(sp: &S, req: &Request, n: u64, service: Dist, rng: &mut SmallRng) -> bool {
-    let joins: Vec<_> = (0..n)
-        .map(|i| {
-            let ns = service.sample(rng);
+    let joins: Vec<_> = subtask_draws(n, service, rng)
+        .enumerate()
+        .map(|(i, ns)| {
             let panic_here = req.must_panic && i == 0;
             sp.spawn_inside(async move {
                 if panic_here {
@@ -83,6 +83,35 @@ pub(crate) async fn fan_out<S: Spawner>(sp: &S, req: &Request, n: u64, service: 
         ok &= j.await.is_ok();
     }
     ok
+}
+
+/// The service times of `n` subtasks, in spawn order: what [`fan_out`]
+/// spins and what the ideal scheduler ([`crate::ideal`]) serves.
+pub(crate) fn subtask_draws(n: u64, service: Dist, rng: &mut SmallRng) -> impl Iterator<Item = u64> + '_ {
+    (0..n).map(move |_| service.sample(rng))
+}
+
+impl Fanout {
+    /// The subtask service times of the request seeded `seed`
+    /// ([`fanout_request`]'s draws), in spawn order, appended to `out`.
+    pub(crate) fn draws_into(&self, seed: u64, out: &mut Vec<u64>) {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        out.extend(subtask_draws(self.fanout, self.service, &mut rng));
+    }
+}
+
+impl Skewed {
+    /// The service time of the request seeded `seed`: one draw, times
+    /// `straggler_factor` for a straggler ([`skewed_request`] spins it).
+    pub(crate) fn draw(&self, seed: u64) -> u64 {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let ns = self.service.sample(&mut rng);
+        if self.straggler_p > 0.0 && rng.random::<f64>() < self.straggler_p {
+            (ns as f64 * self.straggler_factor) as u64
+        } else {
+            ns
+        }
+    }
 }
 
 /// One `rpc-fanout` request.
@@ -104,12 +133,7 @@ pub(crate) async fn fanout_request<S: Spawner>(sp: S, req: Request, cfg: Fanout)
 /// One `skewed` request.
 pub(crate) async fn skewed_request(req: Request, cfg: Skewed) -> Outcome {
     maybe_panic(&req);
-    let mut rng = SmallRng::seed_from_u64(req.seed);
-    let mut ns = cfg.service.sample(&mut rng);
-    if cfg.straggler_p > 0.0 && rng.random::<f64>() < cfg.straggler_p {
-        ns = (ns as f64 * cfg.straggler_factor) as u64;
-    }
-    spin_ns(ns);
+    spin_ns(cfg.draw(req.seed));
     Outcome::OK
 }
 

@@ -30,7 +30,7 @@ use futures_lite::FutureExt;
 
 use crate::affinity::pin_current;
 use crate::cpu_time::CpuMeter;
-use crate::loadgen::{mix, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Request, Window};
+use crate::loadgen::{schedule, wait_until, GenTotals, LoadSpec, OpenReport, Request, Window};
 use crate::recorders::{Collector, Histos};
 use crate::rt::{counters_delta, Rt, Spawner};
 use crate::Error;
@@ -89,8 +89,8 @@ fn gen_thread(
             stall();
         }
         let measured = intended >= w.measure_from;
-        let must_panic = spec.panic_every != 0 && id % spec.panic_every == spec.panic_every - 1;
-        inject(Request { id, intended, sent: now, seed: mix(spec.seed, id), measured, must_panic });
+        let must_panic = spec.must_panic(id);
+        inject(Request { id, intended, sent: now, seed: spec.request_seed(id), measured, must_panic });
         totals.record_send(w, intended, now);
         id += spec.threads as u64;
     }

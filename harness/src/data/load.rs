@@ -7,6 +7,7 @@ use std::str::FromStr;
 
 use anyhow::{bail, ensure, Context, Result};
 
+use crate::data::ideal::IdealColumns;
 use crate::data::record::{counter_names, CellKey, Latencies, LatencyMetric, RunRecord, Status};
 use crate::output::export::csv::{parse_extras, CORE_COLUMNS};
 use crate::run::cpu::CpuColumns;
@@ -186,6 +187,12 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
         ctx_switches_voluntary: row.optional("ctx_switches_voluntary")?,
         ctx_switches_involuntary: row.optional("ctx_switches_involuntary")?,
         wakeups_per_op: row.measure("wakeups_per_op")?,
+    };
+    // Blank in files before schema 6, which have no such columns.
+    r.ideal = IdealColumns {
+        ideal_p50_us: row.measure("ideal_p50_us")?,
+        ideal_p99_us: row.measure("ideal_p99_us")?,
+        p99_over_ideal: row.measure("p99_over_ideal")?,
     };
     Ok((row.required("schema_version")?, r))
 }

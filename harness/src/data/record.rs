@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::data::ideal::IdealColumns;
 use crate::run::cpu::CpuColumns;
 
 /// Version of the CSV/JSON column set; bumped whenever a column changes
@@ -25,7 +26,10 @@ use crate::run::cpu::CpuColumns;
 ///
 /// 5: the driver counter `timer_remote_cancels` (`--knob timer=per-worker`)
 /// appended after them.
-pub const SCHEMA_VERSION: u32 = 5;
+///
+/// 6: the ideal scheduler's columns `ideal_p50_us`, `ideal_p99_us`,
+/// `p99_over_ideal` appended at the end of the row (`data::ideal::IDEAL_COLUMNS`).
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// Counters added after schema 3: the CSV writes them at the end of the row,
 /// after the CPU columns, in this order (the other counters keep their
@@ -406,6 +410,9 @@ pub struct RunRecord {
     /// CPU time, context switches and wake-ups of the runtime under test.
     #[serde(flatten)]
     pub cpu: CpuColumns,
+    /// The ideal scheduler on the same arrivals and draws.
+    #[serde(flatten)]
+    pub ideal: IdealColumns,
 }
 
 impl RunRecord {
@@ -435,6 +442,7 @@ impl RunRecord {
             extras: Vec::new(),
             notes: String::new(),
             cpu: CpuColumns::default(),
+            ideal: IdealColumns::default(),
         }
     }
 

@@ -82,6 +82,7 @@ struct Optional {
     failed: bool,
     failed_requests: bool,
     uncorrected: bool,
+    ideal: bool,
 }
 
 /// The share of failed requests, next to the latencies it qualifies.
@@ -99,6 +100,10 @@ fn non_empty_or_blank(text: &str) -> String {
 
 /// The column of the uncorrected p99.
 pub const UNCORRECTED_P99: &str = "p99 uncorr";
+/// The columns of the ideal scheduler's p99 and the measured p99 over it.
+pub const IDEAL_P99: &str = "ideal p99";
+/// See [`IDEAL_P99`].
+pub const P99_OVER_IDEAL: &str = "p99/ideal";
 
 /// Asked and offered differ when they are more than this apart (relative).
 const ASKED_OFFERED_TOLERANCE: f64 = 0.01;
@@ -155,6 +160,10 @@ fn cell_row(c: &CellSummary, cells: &[CellSummary], baseline: &str, optional: &O
     for r in [ratios.throughput, ratios.p99] {
         row.push(or_blank(r.map(|r| format!("{r:.2}x"))));
     }
+    if optional.ideal {
+        row.push(or_blank(c.ideal_p99_us.map(|s| format_us(s.median))));
+        row.push(or_blank(c.p99_over_ideal.map(|s| format!("{:.2}x", s.median))));
+    }
     if optional.failed {
         row.push(format!("{}/{}", c.failed_runs, c.failed_runs + c.ok_runs));
     }
@@ -172,6 +181,7 @@ pub fn cells_table(results: &Results, uncorrected: bool) -> Table {
         failed: cells.iter().any(|c| c.failed_runs > 0),
         failed_requests: cells.iter().any(|c| c.failed_request_fraction.is_some_and(|f| f > 0.0)),
         uncorrected: uncorrected && cells.iter().any(|c| c.uncorrected_p99_us.is_some()),
+        ideal: cells.iter().any(|c| c.ideal_p99_us.is_some()),
     };
     let baseline = &results.settings.baseline_sched;
     let mut columns: Vec<(String, bool)> =
@@ -196,6 +206,10 @@ pub fn cells_table(results: &Results, uncorrected: bool) -> Table {
     columns.push(("cpu/op".into(), true));
     columns.push((format!("thr/{baseline}"), true));
     columns.push((format!("p99/{baseline}"), true));
+    if optional.ideal {
+        columns.push((IDEAL_P99.into(), true));
+        columns.push((P99_OVER_IDEAL.into(), true));
+    }
     if optional.failed {
         columns.push(("failed".into(), true));
     }
@@ -213,8 +227,17 @@ pub fn capacity_table(results: &Results) -> Option<Table> {
     if caps.is_empty() {
         return None;
     }
-    let header =
-        ["scheduler", "workers", "workload", "knobs", &format!("capacity at {slo}"), "highest offered", "rates"];
+    let header = [
+        "scheduler",
+        "workers",
+        "workload",
+        "knobs",
+        &format!("capacity at {slo}"),
+        "highest offered",
+        "rates",
+        "ideal capacity",
+        "% of ideal",
+    ];
     let rows = caps
         .iter()
         .map(|c| {
@@ -244,12 +267,14 @@ pub fn capacity_table(results: &Results) -> Option<Table> {
                         format!("{} ({}, left out)", c.points, left_out.join(", "))
                     }
                 },
+                or_blank(c.ideal_capacity_per_s.map(|r| format!("{}/s", format_count(r)))),
+                or_blank(c.percent_of_ideal.map(|p| format!("{p:.0}%"))),
             ]
         })
         .collect();
     Some(Table {
         header: header.iter().map(|h| h.to_string()).collect(),
-        right: vec![false, true, false, false, true, true, true],
+        right: vec![false, true, false, false, true, true, true, true, true],
         rows,
     })
 }
@@ -320,6 +345,16 @@ pub fn legend(results: &Results) -> Vec<String> {
             format_count(crate::data::record::min_samples(0.99) as f64),
             format_count(crate::data::record::min_samples(0.999) as f64)
         ));
+    }
+    if results.cells.iter().any(|c| c.ideal_p99_us.is_some()) {
+        lines.push(format!("{IDEAL_P99}, {P99_OVER_IDEAL}: {}", crate::data::ideal::IDEAL_LEGEND));
+    }
+    if results.settings.slo.is_some() && results.cells.iter().any(|c| c.ideal_p99_us.is_some()) {
+        lines.push(
+            "ideal capacity = the ideal's capacity at the same objective, by the same rule (the highest rate \
+             before the first that breaks it) over the same rates; % of ideal = capacity / ideal capacity"
+                .to_string(),
+        );
     }
     if !results.cells.iter().any(|c| c.key.scheduler == results.settings.baseline_sched) {
         lines.push(format!(

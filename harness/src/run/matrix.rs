@@ -17,12 +17,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use wsbench_workloads::api::{extra, RunOptions, RunOutput, RuntimeSpec, WorkloadSpec};
+use wsbench_workloads::ideal::Ideal;
 
 use crate::config::{interleave_key, Cell, CellList, RunConfig};
+use crate::data::ideal::IdealColumns;
 use crate::data::outcome::{panic_message, CellOutcome, Results, RunEnd, RunHistograms};
 use crate::data::record::{
-    counter_names, insufficient_samples_note, join_pairs, p99_us, quantile_ci_us, CellKey, Latencies, RunRecord,
-    Status, P99,
+    counter_names, insufficient_samples_note, join_pairs, p99_us, quantile_ci_us, quantile_us, CellKey, Latencies,
+    RunRecord, Status, P99,
 };
 use crate::output::export::Exporter;
 use crate::run::pin::{self, CorePlan};
@@ -106,6 +108,31 @@ pub fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan,
         extras: out.extras.clone(),
         notes: notes.join("; "),
         cpu: crate::run::cpu::CpuColumns::of(out, key.workers),
+        ideal: IdealColumns::default(),
+    }
+}
+
+/// The median quantile.
+const P50: f64 = 0.5;
+
+/// The ideal scheduler's columns of a finished run of `spec` on `runtime`
+/// with `options` (the run's own seed), computed here after the run, so
+/// the simulation never shares the machine with a measurement; with the
+/// note that says why they are blank, where they are.
+fn ideal_columns(
+    runtime: &RuntimeSpec,
+    spec: &WorkloadSpec,
+    options: &RunOptions,
+    record: &RunRecord,
+) -> (IdealColumns, Option<String>) {
+    let measured_p99 = record.latency.map(|l| l.p99_us).filter(|v| v.is_finite());
+    match wsbench_workloads::ideal::ideal(runtime, spec, options) {
+        Ok(Ideal::Latency(h)) => (IdealColumns::of(quantile_us(&h, P50), quantile_us(&h, P99), measured_p99), None),
+        Ok(Ideal::Undefined(why)) => (
+            IdealColumns::default(),
+            Some(format!("ideal_p50_us, ideal_p99_us and p99_over_ideal are blank for `{}`: {why}", spec.name)),
+        ),
+        Err(e) => (IdealColumns::default(), Some(format!("the ideal columns of `{}` are blank: {e}", spec.name))),
     }
 }
 
@@ -121,6 +148,8 @@ struct CellRun<'a> {
     outcome: CellOutcome,
     /// A run hung: the cell's remaining runs are skipped.
     hung: bool,
+    /// Notes for the results (why the ideal columns are blank).
+    notes: Vec<String>,
 }
 
 impl<'a> CellRun<'a> {
@@ -129,7 +158,7 @@ impl<'a> CellRun<'a> {
         runtime.worker_cores = cores.worker_cores.clone();
         runtime.loadgen_cores = cores.loadgen_cores.clone();
         let outcome = CellOutcome { key: cell.key.clone(), records: Vec::new(), histograms: Vec::new() };
-        CellRun { cell, program, cores, runtime, outcome, hung: false }
+        CellRun { cell, program, cores, runtime, outcome, hung: false, notes: Vec::new() }
     }
 
     /// Run `run`, its row marked as one side of an A/B pair when
@@ -159,7 +188,7 @@ impl<'a> CellRun<'a> {
         let options =
             RunOptions { duration: config.duration, warmup: config.warmup, seed: config.seed.wrapping_add(run as u64) };
         let end = if config.in_process {
-            run_with_watchdog(self.runtime.clone(), cell.spec.clone(), options, config.timeout)
+            run_with_watchdog(self.runtime.clone(), cell.spec.clone(), options.clone(), config.timeout)
         } else {
             crate::run::isolate::run_in_child(self.program, &self.runtime, &cell.spec, &options, config.timeout)
         };
@@ -170,6 +199,11 @@ impl<'a> CellRun<'a> {
             RunEnd::Interrupted => {}
             RunEnd::Done(out) => {
                 let mut record = record_from(&cell.key, run, &out, cores, pinned);
+                let (ideal, note) = ideal_columns(&self.runtime, &cell.spec, &options, &record);
+                record.ideal = ideal;
+                if let Some(note) = note.filter(|n| !self.notes.contains(n)) {
+                    self.notes.push(note);
+                }
                 if *abandoned > 0 {
                     let note = format!("measured while {abandoned} abandoned hung run(s) were still alive");
                     record.notes = if record.notes.is_empty() { note } else { format!("{}; {note}", record.notes) };
@@ -380,6 +414,9 @@ pub fn run_matrix(
             return stop_interrupted(results, exporters, base);
         }
         for (mut current, base_run) in group {
+            for note in current.notes.drain(..) {
+                results.add_note(note);
+            }
             results.settings.stamp(&mut current.outcome.records);
             finish_cell(&current.outcome, results, exporters)?;
             if let (Some(mut base_run), Some(base)) = (base_run, base.as_mut()) {

@@ -4,12 +4,14 @@
 //! Mann–Whitney U test that `compare` uses. Beside it: per-cell summaries
 //! and the ratio to a reference (`summary`), Welch's t-test and the
 //! false-discovery correction (`ttest`), capacity at an objective (`slo`)
-//! and change points in a nightly series (`changepoint`).
+//! change points in a nightly series (`changepoint`), and the Universal
+//! Scalability Law fitted to a scaling curve (`usl`).
 
 pub mod changepoint;
 pub mod slo;
 pub mod summary;
 pub mod ttest;
+pub mod usl;
 
 use serde::Serialize;
 

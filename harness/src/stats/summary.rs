@@ -10,6 +10,8 @@ use crate::data::record::{counter_names, CellKey, LatencyMetric, RunRecord, Stat
 use crate::stats::slo::Slo;
 use crate::stats::{median, Summary};
 
+const PERCENT: f64 = 100.0;
+
 /// The summary of one cell over its ok runs.
 #[derive(Debug, Clone, Serialize)]
 pub struct CellSummary {
@@ -43,6 +45,12 @@ pub struct CellSummary {
     /// The uncorrected p99 (µs, from each request's actual send) over the
     /// runs that kept one.
     pub uncorrected_p99_us: Option<Summary>,
+    /// The ideal scheduler's p50 and p99 (µs) over the runs that have one.
+    pub ideal_p50_us: Option<Summary>,
+    /// See `ideal_p50_us`.
+    pub ideal_p99_us: Option<Summary>,
+    /// Measured p99 / ideal p99 over the runs that have both.
+    pub p99_over_ideal: Option<Summary>,
 }
 
 impl CellSummary {
@@ -85,12 +93,24 @@ impl CellSummary {
             failed_request_fraction: failed_request_fraction(records),
             cpu_us_per_op: Summary::of(&ok.iter().filter_map(|r| r.cpu.cpu_us_per_op).collect::<Vec<_>>()),
             uncorrected_p99_us: Summary::of(&ok.iter().filter_map(|r| r.uncorrected_p99_us).collect::<Vec<_>>()),
+            ideal_p50_us: Summary::of(&ok.iter().filter_map(|r| r.ideal.ideal_p50_us).collect::<Vec<_>>()),
+            ideal_p99_us: Summary::of(&ok.iter().filter_map(|r| r.ideal.ideal_p99_us).collect::<Vec<_>>()),
+            p99_over_ideal: Summary::of(&ok.iter().filter_map(|r| r.ideal.p99_over_ideal).collect::<Vec<_>>()),
         }
     }
 
     /// One latency statistic.
     pub fn latency(&self, metric: LatencyMetric) -> Option<&Summary> {
         self.latency_us.get(metric.label())
+    }
+
+    /// The ideal scheduler's value of `metric` (it keeps p50 and p99).
+    pub fn ideal_latency(&self, metric: LatencyMetric) -> Option<&Summary> {
+        match metric {
+            LatencyMetric::P50 => self.ideal_p50_us.as_ref(),
+            LatencyMetric::P99 => self.ideal_p99_us.as_ref(),
+            _ => None,
+        }
     }
 
     /// The x value of a load curve: the requested rate, else the measured
@@ -197,6 +217,13 @@ pub struct Capacity {
     /// Rates left out because their runs had too few latency samples to
     /// support the objective's percentile (it is blank).
     pub too_few_samples: usize,
+    /// The ideal scheduler's capacity at the same objective, by the same
+    /// rule over the same cells at the same (achieved) rates; `None` where
+    /// the workload has no ideal, the objective's statistic is not one the
+    /// ideal keeps (p50, p99), or it fails at the lowest rate.
+    pub ideal_capacity_per_s: Option<f64>,
+    /// `capacity_per_s` as a percentage of `ideal_capacity_per_s`.
+    pub percent_of_ideal: Option<f64>,
 }
 
 /// Capacity at `slo` for every series with a load axis.
@@ -206,6 +233,7 @@ pub fn capacities(cells: &[CellSummary], slo: &Slo) -> Vec<Capacity> {
     let mut points: BTreeMap<Series, Vec<(f64, f64)>> = BTreeMap::new();
     let mut behind: BTreeMap<Series, usize> = BTreeMap::new();
     let mut too_few: BTreeMap<Series, usize> = BTreeMap::new();
+    let mut ideal: BTreeMap<Series, Vec<(f64, f64)>> = BTreeMap::new();
     // Achieved rates, over cells whose generator kept its schedule and
     // whose samples support the percentile only.
     for c in cells {
@@ -221,6 +249,12 @@ pub fn capacities(cells: &[CellSummary], slo: &Slo) -> Vec<Capacity> {
         if !points.contains_key(&series) {
             order.push(series.clone());
         }
+        // The ideal never falls behind: a cell whose generator did counts
+        // for it at the rate asked, which is what it simulated.
+        if let Some(v) = c.ideal_latency(slo.metric) {
+            let x = if c.kept_schedule() { load } else { c.load_per_s().unwrap_or(load) };
+            ideal.entry(series.clone()).or_default().push((x, v.median));
+        }
         let pts = points.entry(series.clone()).or_default();
         match value {
             None => *too_few.entry(series).or_default() += 1,
@@ -234,6 +268,12 @@ pub fn capacities(cells: &[CellSummary], slo: &Slo) -> Vec<Capacity> {
             let pts = &points[&series];
             let behind = behind.get(&series).copied().unwrap_or(0);
             let too_few_samples = too_few.get(&series).copied().unwrap_or(0);
+            let capacity_per_s = slo.capacity(pts);
+            let ideal_capacity_per_s = ideal.get(&series).and_then(|p| slo.capacity(p));
+            let percent_of_ideal = match (capacity_per_s, ideal_capacity_per_s) {
+                (Some(c), Some(i)) if i > 0.0 => Some(c / i * PERCENT),
+                _ => None,
+            };
             let (scheduler, workers, workload, knobs, params) = series;
             Capacity {
                 scheduler,
@@ -242,11 +282,13 @@ pub fn capacities(cells: &[CellSummary], slo: &Slo) -> Vec<Capacity> {
                 knobs,
                 params,
                 slo: slo.to_string(),
-                capacity_per_s: slo.capacity(pts),
+                capacity_per_s,
                 highest_measured_per_s: pts.iter().map(|p| p.0).fold(0.0, f64::max),
                 points: pts.len(),
                 behind,
                 too_few_samples,
+                ideal_capacity_per_s,
+                percent_of_ideal,
             }
         })
         .collect()

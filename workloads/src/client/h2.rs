@@ -39,7 +39,7 @@ use super::proto::{body, Meta, FLAG_HELLO, FLAG_MEASURED, FLAG_PANIC, META_HEADE
 use super::{run_client_threads, ClientRun, ClientSpec, Pending, StartGate, ThreadResult, CONNECT_TIMEOUT};
 use crate::affinity::pin_current;
 use crate::cpu_time::CpuMeter;
-use crate::loadgen::{drain_budget, mix, schedule, Window};
+use crate::loadgen::{drain_budget, schedule, Window};
 use crate::recorders::nanos;
 use crate::Error;
 
@@ -346,14 +346,14 @@ impl Driver<'_> {
             return;
         };
         let load = &self.spec.load;
-        let must_panic = load.panic_every != 0 && p.id % load.panic_every == load.panic_every - 1;
+        let must_panic = load.must_panic(p.id);
         let mut flags = if measured { FLAG_MEASURED } else { 0 };
         if must_panic {
             flags |= FLAG_PANIC;
         }
         let meta = Meta {
             id: p.id,
-            seed: mix(load.seed, p.id),
+            seed: load.request_seed(p.id),
             flags,
             intended_ns: nanos(p.intended.saturating_duration_since(self.base)),
         };

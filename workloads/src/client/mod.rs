@@ -62,7 +62,7 @@ use crate::affinity::pin_current;
 use crate::api::{extra, CounterValues};
 use crate::arrivals::Arrivals;
 use crate::cpu_time::CpuMeter;
-use crate::loadgen::{drain_budget, mix, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Request, Window};
+use crate::loadgen::{drain_budget, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Request, Window};
 use crate::recorders::{Collector, Histos};
 use crate::Error;
 
@@ -591,14 +591,13 @@ impl<P: Protocol> Loop<'_, P> {
             }
             let Some(i) = idle.pop() else { return };
             backlog.pop();
-            let must_panic =
-                self.spec.load.panic_every != 0 && p.id % self.spec.load.panic_every == self.spec.load.panic_every - 1;
+            let must_panic = self.spec.load.must_panic(p.id);
             let now = Instant::now();
             let req = Request {
                 id: p.id,
                 intended: p.intended,
                 sent: now,
-                seed: mix(self.spec.load.seed, p.id),
+                seed: self.spec.load.request_seed(p.id),
                 measured,
                 must_panic,
             };

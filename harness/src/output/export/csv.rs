@@ -1,7 +1,8 @@
 //! CSV: one row per run, stable versioned columns. The first 21 columns are
 //! exactly DESIGN.md's, then every counter (blank where the runtime cannot
-//! report it), then the harness's extra columns, the CPU columns, and the
-//! counters added since (`APPENDED_COUNTERS`).
+//! report it), then the harness's extra columns, the CPU columns, the
+//! counters added since (`APPENDED_COUNTERS`), and the ideal scheduler's
+//! columns (`IDEAL_COLUMNS`).
 //!
 //! The file is checked before anything runs and opened for appending; a
 //! new or empty file gets the header, an existing one must already have
@@ -18,6 +19,7 @@ use anyhow::{bail, ensure, Context, Result};
 
 use super::file::check_append;
 use super::Exporter;
+use crate::data::ideal::IDEAL_COLUMNS;
 use crate::data::outcome::CellOutcome;
 use crate::data::outcome::Results;
 use crate::data::record::{counter_names, LatencyMetric, RunRecord, APPENDED_COUNTERS, SCHEMA_VERSION};
@@ -78,6 +80,7 @@ pub fn header() -> Vec<String> {
         .chain(EXTRA_COLUMNS)
         .chain(CPU_COLUMNS)
         .chain(APPENDED_COUNTERS.iter().copied())
+        .chain(IDEAL_COLUMNS)
         .map(str::to_string)
         .collect()
 }
@@ -153,6 +156,7 @@ pub fn row(env: &Environment, r: &RunRecord) -> Vec<String> {
     ]);
     out.extend(r.cpu.fields());
     out.extend(APPENDED_COUNTERS.iter().map(|n| opt(r.counter(n))));
+    out.extend(r.ideal.fields());
     out
 }
 

@@ -108,6 +108,9 @@ const SHAPE_OF_COLOUR: [usize; 10] = [0, 0, 1, 2, 1, 3, 3, 2, 4, 4];
 /// (`i + 10`) reuse a colour with the next shape, so the first 50 slots are
 /// all distinct.
 fn style(slot: usize) -> (RGBColor, Shape) {
+    if slot == REFERENCE_SLOT {
+        return (BLACK, Shape::Cross);
+    }
     let colour = slot % PALETTE.len();
     let (r, g, b) = PALETTE[colour];
     (RGBColor(r, g, b), SHAPES[(SHAPE_OF_COLOUR[colour] + slot / PALETTE.len()) % SHAPES.len()])
@@ -149,11 +152,21 @@ macro_rules! with_marker {
 pub struct Series {
     /// Legend text (the scheduler).
     pub name: String,
-    /// Colour slot (any number; taken modulo the palette).
+    /// Colour slot (any number; taken modulo the palette; [`REFERENCE_SLOT`]
+    /// is black).
     pub color_slot: usize,
     /// Points sorted by x.
     pub points: Vec<Point>,
+    /// Drawn dashed: not a measurement (the ideal scheduler, a model's
+    /// extrapolation); its legend text says what it is.
+    pub dashed: bool,
 }
+
+/// The colour slot of a reference line that is no scheduler (the ideal):
+/// black, with crosses.
+pub const REFERENCE_SLOT: usize = usize::MAX;
+/// Dash and gap lengths of a dashed series, in pixels.
+const DASH_PX: (u32, u32) = (8, 5);
 
 /// How an axis maps values.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -448,8 +461,14 @@ where
             ctx.draw_series(std::iter::once(Polygon::new(band, color.mix(BAND_ALPHA).filled())))
                 .map_err(|e| anyhow!("{e}"))?;
         }
-        ctx.draw_series(LineSeries::new(s.points.iter().map(|p| (p.x, p.y)), color.stroke_width(LINE_WIDTH_PX)))
-            .map_err(|e| anyhow!("{e}"))?;
+        let line = s.points.iter().map(|p| (p.x, p.y));
+        if s.dashed {
+            let (dash, gap) = DASH_PX;
+            ctx.draw_series(DashedLineSeries::new(line, dash, gap, color.stroke_width(LINE_WIDTH_PX)))
+                .map_err(|e| anyhow!("{e}"))?;
+        } else {
+            ctx.draw_series(LineSeries::new(line, color.stroke_width(LINE_WIDTH_PX))).map_err(|e| anyhow!("{e}"))?;
+        }
         let step = if chart.markers { 1 } else { s.points.len().div_ceil(DENSE_MARKERS).max(1) };
         for p in s.points.iter().step_by(step) {
             with_marker!(shape, (p.x, p.y), color, |e| ctx.draw_series(std::iter::once(e)))
@@ -540,6 +559,7 @@ mod tests {
                         Point { x: 1.0 + k as f64, y, lo: y, hi: y }
                     })
                     .collect(),
+                dashed: false,
             })
             .collect();
         Chart {
@@ -653,7 +673,12 @@ mod tests {
             y_scale: Scale::Log(10.0),
             x_ticks: Ticks::Number,
             y_ticks: Ticks::Latency,
-            series: vec![Series { name: "tokio".into(), color_slot: 0, points: vec![point(1.0), point(y)] }],
+            series: vec![Series {
+                name: "tokio".into(),
+                color_slot: 0,
+                points: vec![point(1.0), point(y)],
+                dashed: false,
+            }],
             markers: true,
             caption: String::new(),
         };

@@ -4,6 +4,7 @@
 //! scheduler, min..max over runs as a band, the machine in a caption.
 
 pub mod chart;
+pub mod usl;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,6 +21,8 @@ use crate::stats::summary::{summarise, CellSummary};
 use crate::stats::Summary;
 use chart::{Chart, Point, Scale, Series, Ticks};
 
+/// Colour slots for scheduler names not in the list.
+const UNKNOWN_SLOTS: usize = 40;
 /// Base of the workers axis.
 const WORKERS_LOG_BASE: f64 = 2.0;
 /// Base of latency and spectrum axes.
@@ -48,7 +51,7 @@ fn series_of(points: Vec<(String, Point)>) -> Vec<Series> {
         .map(|name| {
             let mut points = by_name.remove(&name).unwrap_or_default();
             points.sort_by(|a, b| a.x.total_cmp(&b.x));
-            Series { color_slot: color_slot(&name), name, points }
+            Series { color_slot: color_slot(&name), name, points, dashed: false }
         })
         .collect()
 }
@@ -57,7 +60,10 @@ fn series_of(points: Vec<(String, Point)>) -> Vec<Series> {
 /// keeps its colour in every chart.
 fn color_slot(name: &str) -> usize {
     let all = crate::run::backend::schedulers();
-    all.iter().position(|s| s.name == name).unwrap_or(all.len() + name.len())
+    // A name no scheduler has (another binary's, a synthetic file's): a
+    // slot from its bytes, so two such names rarely share a colour.
+    let other = name.bytes().fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(usize::from(b))) % UNKNOWN_SLOTS;
+    all.iter().position(|s| s.name == name).unwrap_or(all.len() + other)
 }
 
 fn describe_variant(knobs: &str, params: &str, extra: &str) -> String {
@@ -91,8 +97,16 @@ fn workers_chart(title: String, y_label: &str, y_scale: Scale, series: Vec<Serie
 
 type ScalingKey = (String, String, String, Option<u64>);
 
-/// Throughput and p99 vs workers, for groups with at least two worker counts.
-pub(crate) fn scaling_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> {
+/// Throughput and p99 vs workers, for groups with at least two worker
+/// counts; each throughput curve with enough worker counts on distinct
+/// cores (`logical_cpus`) gets its USL model ([`usl`]), and the fits are
+/// returned with the chart they belong to.
+pub(crate) fn scaling_charts(
+    cells: &[CellSummary],
+    caption: &str,
+    logical_cpus: Option<usize>,
+) -> (Vec<(String, Chart)>, Vec<(String, usl::Fit)>) {
+    let mut fits = Vec::new();
     let mut groups: BTreeMap<ScalingKey, Vec<&CellSummary>> = BTreeMap::new();
     for c in cells {
         let k = &c.key;
@@ -127,9 +141,18 @@ pub(crate) fn scaling_charts(cells: &[CellSummary], caption: &str) -> Vec<(Strin
                 .collect(),
         );
         let title = format!("{workload}: throughput vs workers{variant}");
+        let (models, chart_fits): (Vec<Series>, Vec<usl::Fit>) =
+            throughput.iter().filter_map(|s| usl::model(s, logical_cpus)).unzip();
+        let throughput_caption = match usl::caption_note(&chart_fits, logical_cpus) {
+            Some(note) => format!("{caption} · {note}"),
+            None => caption.to_string(),
+        };
+        let mut throughput = throughput;
+        throughput.extend(models);
+        fits.extend(chart_fits.into_iter().map(|f| (title.clone(), f)));
         out.push((
             format!("{base}-throughput"),
-            workers_chart(title, "throughput (operations/s)", Scale::Linear, throughput, caption),
+            workers_chart(title, "throughput (operations/s)", Scale::Linear, throughput, &throughput_caption),
         ));
         if p99.iter().any(|s| !s.points.is_empty()) {
             let title = format!("{workload}: p99 latency vs workers{variant}");
@@ -152,7 +175,7 @@ pub(crate) fn scaling_charts(cells: &[CellSummary], caption: &str) -> Vec<(Strin
             ));
         }
     }
-    out
+    (out, fits)
 }
 
 type LoadKey = (String, usize, String, String);
@@ -174,12 +197,13 @@ fn load_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> {
         if rates.len() < 2 {
             continue;
         }
-        let series = series_of(
+        let mut series = series_of(
             group
                 .iter()
                 .filter_map(|c| Some((c.key.scheduler.clone(), point(c.load_per_s()?, c.latency(LatencyMetric::P99)?))))
                 .collect(),
         );
+        series.extend(ideal_series(&group));
         let variant = describe_variant(&knobs, &params, "");
         out.push((
             stem(&[&workload, &format!("w{workers}"), &knobs, &params, "latency-vs-load"]),
@@ -198,6 +222,36 @@ fn load_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> {
         ));
     }
     out
+}
+
+/// The legend of the ideal scheduler's curve.
+pub const IDEAL_LABEL: &str = "ideal: zero-overhead FCFS, k = workers";
+
+/// The ideal scheduler's p99 against offered load, over the cells of one
+/// load chart: at each rate asked, the median over the cells' medians (the
+/// ideal depends on the arrivals and draws, not on the scheduler, so every
+/// scheduler's cell at a rate holds the same values when they share the
+/// seed). `None` when no cell has an ideal.
+fn ideal_series(group: &[&CellSummary]) -> Option<Series> {
+    let mut by_rate: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+    for c in group {
+        if let (Some(rate), Some(s)) = (c.key.rate_per_s, c.ideal_p99_us.as_ref()) {
+            by_rate.entry(rate).or_default().push(s.median);
+        }
+    }
+    let points: Vec<Point> = by_rate
+        .into_iter()
+        .map(|(rate, values)| {
+            let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(*v), h.max(*v)));
+            Point { x: rate as f64, y: crate::stats::median(&values), lo, hi }
+        })
+        .collect();
+    (!points.is_empty()).then(|| Series {
+        name: IDEAL_LABEL.to_string(),
+        color_slot: chart::REFERENCE_SLOT,
+        points,
+        dashed: true,
+    })
 }
 
 /// The identity of a spectrum chart: the cell without the scheduler.
@@ -237,7 +291,7 @@ fn spectrum_series(path: &Path, cells: &[CellSummary], results: &Path) -> Result
         .collect();
     let name = log.meta.get("scheduler").cloned().unwrap_or_else(|| path.display().to_string());
     let key = SPECTRUM_KEY.map(|k| log.meta.get(k).cloned().unwrap_or_default());
-    Ok((key, Series { color_slot: color_slot(&name), name, points }))
+    Ok((key, Series { color_slot: color_slot(&name), name, points, dashed: false }))
 }
 
 fn spectrum_chart(key: [String; 5], series: Vec<Series>, caption: &str) -> (String, Chart) {
@@ -326,7 +380,10 @@ pub fn plot(args: &Options) -> Result<Vec<PathBuf>> {
     }
     let cells = summarise(&file.records);
     let caption = caption(&file);
-    let mut charts = scaling_charts(&cells, &caption);
+    let (mut charts, fits) = scaling_charts(&cells, &caption, file.logical_cpus);
+    for (title, fit) in &fits {
+        crate::outln!("USL fit ({title}) {}: {}, {}", fit.scheduler, fit.describe(), fit.counts());
+    }
     charts.retain(|(_, chart)| chart.series.iter().any(|s| !s.points.is_empty()));
     let scaling = charts.len();
     charts.extend(load_charts(&cells, &caption));

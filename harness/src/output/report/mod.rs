@@ -275,7 +275,7 @@ fn scaling_section(out: &mut String, run: Option<&RunDir>) -> Result<()> {
         return Ok(());
     };
     let file = load(&run.csv)?;
-    let charts = plot::scaling_charts(&summarise(&file.records), &plot::caption(&file));
+    let (charts, _) = plot::scaling_charts(&summarise(&file.records), &plot::caption(&file), file.logical_cpus);
     if charts.is_empty() {
         out.push_str("<p>This run has one worker count per workload, so there are no scaling curves.</p>\n");
         return Ok(());
