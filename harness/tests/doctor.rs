@@ -31,7 +31,7 @@ const MEASURED: [(&str, &[&str]); 7] = [
     ("timer", &["late_p50_us", "late_p99_us", "late_max_us"]),
     ("loopback-floor", &["echo_p50_us", "echo_p99_us"]),
     ("loadgen-bias", &["reference_p50_us", "reference_p99_us", "load_p50_us", "load_p99_us", "bias_p50_us"]),
-    ("loadgen-ceiling", &["offered_per_s_per_client_thread"]),
+    ("loadgen-ceiling", &["offered_per_s_per_client_thread", "offered_per_s_per_generator_thread"]),
 ];
 
 #[test]
@@ -130,6 +130,17 @@ fn calibrate_prints_every_check_writes_json_and_runs_carry_it() {
         warnings[0]
     );
     assert!(!sweep("1").stderr.contains("warning: --rate"), "1/s is within reach");
+    // The in-process generator has its own figure and its own warning.
+    let args = ["--sched", "global", "--workers", "1", "--workload", "rpc-fanout", "--rate", "90000000", "-q"];
+    let tail = ["--param", "fanout=0", "--duration", "20ms", "--warmup", "0s", "--runs", "1"];
+    let fast = wsbench_env(&dir, &[&args[..], &tail[..]].concat(), &env);
+    assert!(
+        fast.stderr.lines().any(|l| l.starts_with("warning: --rate 90.00M for rpc-fanout")
+            && l.contains("1 in-process generator thread(s)")
+            && l.contains("--param loadgen-threads=N")),
+        "{}",
+        fast.stderr
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 

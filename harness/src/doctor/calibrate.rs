@@ -469,11 +469,36 @@ const CEILING_SPAN: Duration = Duration::from_secs(1);
 /// Connections of the ceiling check (as in `scripts/wrk-check.sh`).
 const CEILING_CONNECTIONS: &str = "16";
 
-/// What one client thread reached when asked far more than it can pace:
-/// the figure the pre-sweep warning holds a `--rate` against.
+/// What one client thread, and one in-process generator thread, reached
+/// when asked far more than it can pace: the figures the pre-sweep
+/// warning holds a `--rate` against.
 pub const CEILING_CHECK: &str = "loadgen-ceiling";
-/// The figure of [`CEILING_CHECK`] that holds the reached rate.
+/// The figure of [`CEILING_CHECK`] that holds the TCP client's rate.
 pub const CEILING_FIGURE: &str = "offered_per_s_per_client_thread";
+/// The figure of [`CEILING_CHECK`] that holds the in-process generator's
+/// rate (`rpc-fanout fanout=0`, 1 worker, one generator thread).
+pub const IN_PROCESS_CEILING_FIGURE: &str = "offered_per_s_per_generator_thread";
+/// The rate the in-process ceiling asks of its one generator thread.
+const IN_PROCESS_ASKED_PER_S: f64 = 4_000_000.0;
+
+/// One in-process generator thread asked [`IN_PROCESS_ASKED_PER_S`] of
+/// `rpc-fanout fanout=0` (a no-op handler) on steal-half with one worker:
+/// the rate it really handed requests to the runtime. Each hand-off is a
+/// remote spawn, so this is the generator and the spawn path together, a
+/// lower bound of the generator alone.
+fn in_process_ceiling() -> Result<f64> {
+    use wsbench_workloads::api::{RunOptions, RuntimeSpec, WorkloadSpec};
+    let rt = RuntimeSpec::parse("steal-half", 1).context("the runtime")?;
+    let params = [("fanout", "0"), ("loadgen-threads", "1"), ("arrival", "uniform")];
+    let spec = WorkloadSpec {
+        name: "rpc-fanout".to_string(),
+        params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        rate_per_s: Some(IN_PROCESS_ASKED_PER_S),
+    };
+    let opts = RunOptions { duration: CEILING_SPAN, warmup: Duration::from_millis(100), seed: 1 };
+    let out = wsbench_workloads::run(&rt, &spec, &opts).context("rpc-fanout fanout=0")?;
+    out.offered_per_s.context("the generator measured no offered rate")
+}
 
 /// `wsbench load`, one client thread on 16 connections, asked
 /// [`CEILING_ASKED_PER_S`] of the in-process `http` server: the rate it
@@ -482,7 +507,9 @@ pub const CEILING_FIGURE: &str = "offered_per_s_per_client_thread";
 /// it is a warning, not a refusal.
 fn loadgen_ceiling() -> Check {
     use wsbench_workloads::api::RunOptions;
-    let tol = "informational: a --rate above client-threads x this figure gets a warning before the sweep".to_string();
+    let tol = "informational: a --rate above client-threads (loadgen-threads) x the client's (generator's) figure \
+               gets a warning before the sweep"
+        .to_string();
     let measured = with_http_server(|addr, rt| {
         let params = [("connections", CEILING_CONNECTIONS), ("client-threads", "1"), ("arrival", "uniform")];
         let opts = RunOptions { duration: CEILING_SPAN, warmup: Duration::from_millis(100), seed: 1 };
@@ -492,15 +519,25 @@ fn loadgen_ceiling() -> Check {
         // oldest first, so at this overload none is of the window itself).
         out.offered_per_s.context("the load generator measured no offered rate")
     });
+    let in_process = in_process_ceiling();
     match measured {
         Ok(offered) => Check {
             check: CEILING_CHECK.to_string(),
             verdict: Verdict::Ok,
-            figures: vec![fig(CEILING_FIGURE, offered, "/s")],
+            figures: std::iter::once(fig(CEILING_FIGURE, offered, "/s"))
+                .chain(in_process.as_ref().ok().map(|r| fig(IN_PROCESS_CEILING_FIGURE, *r, "/s")))
+                .collect(),
             detail: format!(
                 "asked {:.0}/s of one client thread on {CEILING_CONNECTIONS} connections to an in-process http \
-                 server (steal-half x1): it sent {offered:.0}/s",
-                CEILING_ASKED_PER_S
+                 server (steal-half x1): it sent {offered:.0}/s; {}",
+                CEILING_ASKED_PER_S,
+                match &in_process {
+                    Ok(r) => format!(
+                        "asked {IN_PROCESS_ASKED_PER_S:.0}/s of one in-process generator thread (rpc-fanout fanout=0, \
+                         steal-half x1, every request a remote spawn): it handed over {r:.0}/s"
+                    ),
+                    Err(e) => format!("the in-process generator's ceiling could not be measured: {e:#}"),
+                }
             ),
             tolerance: tol,
         },
@@ -526,29 +563,39 @@ pub fn warn_pacing(cells: &[crate::config::Cell], calibration: Option<&Calibrati
     }
 }
 
+/// The generators a cell's rate is paced by: the TCP client's threads, or
+/// the in-process generator's, with the ceiling figure of each.
+const PACERS: [(&str, &str, &str); 2] = [
+    ("client-threads", CEILING_FIGURE, "client thread"),
+    ("loadgen-threads", IN_PROCESS_CEILING_FIGURE, "in-process generator thread"),
+];
+
 fn pacing_warnings(cells: &[crate::config::Cell], calibration: Option<&Calibration>) -> Vec<String> {
-    let Some((per_thread, taken)) = calibration.and_then(|c| {
-        let check = c.checks.iter().find(|k| k.check == CEILING_CHECK)?;
-        let figure = check.figures.iter().find(|f| f.name == CEILING_FIGURE)?;
-        (figure.value.is_finite() && figure.value > 0.0).then(|| (figure.value, c.taken_at.clone()))
-    }) else {
+    let Some((check, taken)) =
+        calibration.and_then(|c| Some((c.checks.iter().find(|k| k.check == CEILING_CHECK)?, c.taken_at.clone())))
+    else {
         return Vec::new();
+    };
+    let figure = |name: &str| {
+        let f = check.figures.iter().find(|f| f.name == name)?;
+        (f.value.is_finite() && f.value > 0.0).then_some(f.value)
     };
     let mut seen = std::collections::BTreeSet::new();
     let mut out = Vec::new();
     for cell in cells {
         let Some(rate) = cell.spec.rate_per_s else { continue };
         let Ok(params) = wsbench_workloads::resolved_params(&cell.runtime, &cell.spec) else { continue };
-        let Some(threads) = params.iter().find(|(k, _)| k == "client-threads").and_then(|(_, v)| v.parse::<u64>().ok())
-        else {
-            continue;
-        };
+        let paced = PACERS.iter().find_map(|(param, name, what)| {
+            let threads = params.iter().find(|(k, _)| k == param).and_then(|(_, v)| v.parse::<u64>().ok())?;
+            Some((threads, figure(name)?, *param, *what))
+        });
+        let Some((threads, per_thread, param, what)) = paced else { continue };
         let reach = per_thread * threads as f64;
         if rate > reach && seen.insert((cell.spec.name.clone(), threads, rate.to_bits())) {
             out.push(format!(
-                "--rate {} for {} asks more than its {threads} client thread(s) reached here: `doctor --calibrate` \
-                 ({taken}) measured one client thread sending {}/s, so about {}/s for {threads}; the row will likely \
-                 fall behind (marked `behind`, left out of capacity); more --param client-threads=N raise it",
+                "--rate {} for {} asks more than its {threads} {what}(s) reached here: `doctor --calibrate` \
+                 ({taken}) measured one {what} sending {}/s, so about {}/s for {threads}; the row will likely \
+                 fall behind (marked `behind`, left out of capacity); more --param {param}=N raise it",
                 crate::output::units::format_count(rate),
                 cell.spec.name,
                 crate::output::units::format_count(per_thread),
