@@ -76,10 +76,12 @@ fn run_writes_table_csv_json_and_hdr_logs() {
         COUNTER_NAMES.iter().chain(DRIVER_COUNTER_NAMES).copied().filter(|n| !appended.contains(n)).collect();
     assert_eq!(&header[design.len()..design.len() + counters.len()], counters.as_slice());
     assert!(header.iter().any(|h| h == "status") && header.iter().any(|h| h == "p9999_us"));
-    // Then the CPU columns and the counters added since schema 3.
+    // Then the CPU columns, the counters added since schema 3, and the
+    // ideal scheduler's columns (schema 6).
     let cpu =
         ["cpu_ms", "cpu_us_per_op", "cpu_util", "ctx_switches_voluntary", "ctx_switches_involuntary", "wakeups_per_op"];
-    let end: Vec<&str> = cpu.iter().chain(&appended).copied().collect();
+    let ideal = ["ideal_p50_us", "ideal_p99_us", "p99_over_ideal"];
+    let end: Vec<&str> = cpu.iter().chain(&appended).chain(&ideal).copied().collect();
     assert_eq!(&header[header.len() - end.len()..], end.as_slice());
     assert_eq!(rows.len(), 6 * 2, "cells x runs");
     for row in &rows {
@@ -355,6 +357,13 @@ fn rate_sweep_reports_capacity_at_the_slo() {
         let sent: u64 = col(&header, r, "sent").parse().unwrap();
         assert_eq!(extra("scheduled"), (wanted * 0.050).round() as u64, "{r:?}");
         assert_eq!(sent + extra("never_sent"), extra("scheduled"), "{r:?}");
+        // The ideal scheduler on the same arrivals: one server, arrivals
+        // 2.5 ms or more apart, two subtasks of 10 us mean each: no
+        // queueing, so its median is two draws (well under a millisecond).
+        // Its p99 needs 381 samples, like the measured one: blank.
+        let ideal_p50: f64 = col(&header, r, "ideal_p50_us").parse().unwrap();
+        assert!(ideal_p50 > 0.0 && ideal_p50 < 1_000.0, "{r:?}");
+        assert_eq!((col(&header, r, "ideal_p99_us"), col(&header, r, "p99_over_ideal")), ("", ""), "{r:?}");
     }
 }
 

@@ -334,6 +334,26 @@ mod tests {
         assert_eq!((a.capacity_per_s, a.points), (Some(1000.0), 2));
     }
 
+    /// With an objective the ideal keeps (p99), capacity is also read off
+    /// the ideal's values at the same rates, and given as a percentage.
+    #[test]
+    fn capacity_against_the_ideal() {
+        let mut records = Vec::new();
+        for (rate, p99, ideal) in [(1000, 200.0, 100.0), (2000, 900.0, 300.0), (3000, 4000.0, 800.0), (4000, 9e3, 2e3)] {
+            let mut r = record("a", rate, 0, rate as f64, p99);
+            r.ideal = crate::data::ideal::IdealColumns::of(Some(ideal / 2.0), Some(ideal), Some(p99));
+            records.push(r);
+        }
+        let cells = summarise(&records);
+        assert_eq!(cells[1].p99_over_ideal.unwrap().median, 3.0);
+        let caps = capacities(&cells, &"p99<1ms".parse().unwrap());
+        assert_eq!((caps[0].capacity_per_s, caps[0].ideal_capacity_per_s), (Some(2000.0), Some(3000.0)));
+        assert!((caps[0].percent_of_ideal.unwrap() - 200.0 / 3.0).abs() < 1e-9);
+        // The ideal keeps p50 and p99 only: at p99.9 there is no ideal capacity.
+        let caps = capacities(&cells, &"p99.9<1ms".parse().unwrap());
+        assert_eq!((caps[0].ideal_capacity_per_s, caps[0].percent_of_ideal), (None, None));
+    }
+
     /// Issue 26: capacity is read at the rates achieved, over rows whose
     /// generator kept its schedule: a row asked 50M that offered 700k is
     /// left out (and counted), the others count at their measured rate.
