@@ -1,6 +1,6 @@
 //! The stealing policies' global-queue fairness interval (fixed or
 //! tokio's adaptive one). Their victim RNG is `crate::fast_rand`, the
-//! victim order itself `crate::topology`.
+//! victim order itself `crate::policies::victims`.
 
 use crate::knobs::{GlobalInterval, DEFAULT_GLOBAL_INTERVAL};
 use crate::loom::sync::atomic::AtomicU64;
@@ -90,7 +90,8 @@ impl Fairness {
         }
     }
 
-    #[allow(dead_code)] // reason: read by tests
+    /// The interval in force (tests).
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn interval(&self) -> u32 {
         self.interval
     }

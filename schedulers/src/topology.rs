@@ -14,7 +14,7 @@
 //!   the policy can be exercised on a machine without such a grouping.
 //!
 //! The steal loop's victim order, which reads a worker topology, is the
-//! stealing policies' (`crate::victims`).
+//! stealing policies' (`crate::policies::victims`).
 
 use std::fmt;
 use std::str::FromStr;

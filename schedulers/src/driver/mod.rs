@@ -219,7 +219,7 @@ impl Driver {
     }
 
     /// A handle to this driver.
-    #[allow(dead_code)] // reason: interface for the runtime; the driver tests use it
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn handle(&self) -> &Handle {
         &self.handle
     }
@@ -275,7 +275,7 @@ impl Handle {
     }
 
     /// Whether [`Driver::shutdown`] has run.
-    #[allow(dead_code)] // reason: interface for the runtime; the driver tests use it
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn is_shutdown(&self) -> bool {
         // Acquire: pairs with the Release store in `Driver::shutdown`.
         self.shared.shutdown.load(Ordering::Acquire)

@@ -135,13 +135,13 @@ impl<T> Wheel<T> {
     }
 
     /// The wheel's current time in ticks.
-    #[allow(dead_code)] // reason: used by tests and the bench
+    #[cfg(test)]
     pub(crate) fn elapsed(&self) -> u64 {
         self.elapsed
     }
 
     /// Entries waiting to fire.
-    #[allow(dead_code)] // reason: used by tests and the bench
+    #[cfg(any(loom, test))]
     pub(crate) fn pending(&self) -> usize {
         self.pending
     }

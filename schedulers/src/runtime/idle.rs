@@ -192,10 +192,4 @@ impl Idle {
             _ => Woken::Spurious,
         }
     }
-
-    /// Workers currently searching (for tests and metrics).
-    #[allow(dead_code)] // reason: read by tests and loom models
-    pub(crate) fn num_searching(&self) -> usize {
-        searching(self.state.load(SeqCst))
-    }
 }
