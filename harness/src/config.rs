@@ -23,8 +23,6 @@ pub const MAX_WORKERS: u64 = wsbench_schedulers::MAX_WORKERS as u64;
 pub const MAX_RUN_PHASE: Duration = Duration::from_secs(24 * 60 * 60);
 /// The longest `--timeout`: above the default for the longest run phases.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 60 * 60);
-/// The test-only workload that aborts its process.
-pub const CRASH_WORKLOAD: &str = "crash";
 /// Watchdog: the limit is this many times (warm-up + duration) ...
 const WATCHDOG_FACTOR: u32 = 3;
 /// ... plus this slack for runtime start-up and shutdown.
@@ -431,7 +429,7 @@ impl RunConfig {
             names(backend::schedulers(), |s| s.name)
         );
         if args.in_process {
-            if let Some(w) = workloads.iter().find(|w| w.name == CRASH_WORKLOAD) {
+            if let Some(w) = workloads.iter().find(|w| w.aborts_process) {
                 bail!("--workload `{}` aborts the process it runs in; it runs only in a child process (drop --in-process)", w.name);
             }
         }

@@ -8,7 +8,7 @@
 //! writes standard output. Below it, grouped by role:
 //! - `run`: the matrix of cells, a child process per run, A/B pairs, the
 //!   CPU columns and the environment; `run::backend` is the door into the
-//!   workloads crate;
+//!   workloads crate for runs, validation and the two lists;
 //! - `remote`: `serve` and `load`, the two halves of a TCP workload;
 //! - `doctor`: the machine's findings and the instruments' calibration;
 //! - `data`: the row model, a run's outcome, files read back, `merge`;
@@ -19,7 +19,11 @@
 //!   change points) and `listing` (`wsbench list`), which read results.
 //!
 //! The contract's types (`wsbench_workloads::api`: specs, outputs, the
-//! extras' names) are imported where they are used.
+//! extras' names) are imported where they are used, and so is the rest of
+//! the workloads crate's face: `remote`'s `serve`/`load`, the instruments,
+//! reference client and `resolved_params` that `doctor` calibrates with,
+//! `options`' lists of servable workloads and client-only parameters, and
+//! the spin-drift threshold `compare` and `doctor` print.
 //!
 //! # As a library
 //!

@@ -8,7 +8,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 use anyhow::{ensure, Context, Result};
 use clap::Parser;
-use wsbench_workloads::remote::servable_workloads;
+use wsbench_workloads::remote::{client_only_params, servable_workloads};
 
 use crate::cli::{
     Cli, CompareArgs, HistoryArgs, HistoryCommand, HistoryDetectArgs, LoadArgs, MergeArgs, PlotArgs, ReportArgs,
@@ -119,19 +119,17 @@ fn resolve(addr: &str, flag: &str) -> Result<SocketAddr> {
         .with_context(|| format!("{flag} `{addr}` resolves to no address"))
 }
 
-/// Parameters of the client side only: `serve` has no client, so they would
-/// change nothing there (give them to `load`).
-const CLIENT_ONLY_PARAMS: &[&str] = &["arrival", "connections", "client-threads", "stall-ms", "panic-every"];
-
-/// Refuses a `serve --param` that only the client reads.
+/// Refuses a `serve --param` that only the client reads (the workloads
+/// crate's list: `serve` has no client, so they would change nothing).
 fn check_server_params(params: &[String]) -> Result<()> {
+    let client_only = client_only_params();
     for text in params {
         let name = text.split_once('=').map_or(text.as_str(), |(n, _)| n).trim();
         ensure!(
-            !CLIENT_ONLY_PARAMS.contains(&name),
+            !client_only.contains(&name),
             "serve --param `{text}` has no effect on a server: {name} is read by the load generator (give it to \
              `wsbench load`); the client-only parameters are {}",
-            CLIENT_ONLY_PARAMS.join(", ")
+            client_only.join(", ")
         );
     }
     Ok(())

@@ -1,5 +1,3 @@
-//! The contract between workloads and the harness.
-//!
 //! The contract between workloads and the harness: the types the crate's
 //! entry points ([`crate::run`], [`crate::validate`], the lists) take and
 //! return. Items may be added, never removed.
@@ -50,6 +48,9 @@ pub struct WorkloadInfo {
     /// Exists to test the harness (`hang`, `crash`): never in the default
     /// suite or in `all`.
     pub test_only: bool,
+    /// Aborts the process it runs in (`crash`), so it runs only in a
+    /// child process of the harness, never `--in-process`.
+    pub aborts_process: bool,
     /// What one latency sample is, where it is neither an open-loop
     /// request (from its intended send time to its completion) nor one
     /// benchmark iteration; legends print it.

@@ -190,6 +190,10 @@ const TIMER_CHURN: &[ParamInfo] = &[
     p("timeout-ms", "1000", "length of each timer in ms (almost none fires): 1..=3600000"),
 ];
 
+/// The parameters of a servable workload that only its client reads:
+/// `serve` has no client, so they change nothing there.
+pub(crate) const CLIENT_ONLY_PARAMS: &[ParamInfo] = &[ARRIVAL, CONNECTIONS, CLIENT_THREADS, STALL_MS, PANIC_EVERY];
+
 const fn bench(name: &'static str, about: &'static str, params: &'static [ParamInfo]) -> WorkloadInfo {
     WorkloadInfo {
         name,
@@ -200,6 +204,7 @@ const fn bench(name: &'static str, about: &'static str, params: &'static [ParamI
         default_rate_per_worker: None,
         servable: false,
         test_only: false,
+        aborts_process: false,
         latency_sample: None,
         zoo: false,
     }
@@ -261,5 +266,8 @@ pub static WORKLOADS: &[WorkloadInfo] = &[
         ..bench("spawn-storm", "S plain threads outside the runtime spawn tiny tasks flat out; ns per task and inject-lock contention; not in the default suite", &[p("spawners", "8", "spawning threads (never runtime workers): 1..=1024")])
     }),
     test_only("hang", "test-only: never finishes (for testing the harness watchdog); not in the default suite"),
-    test_only("crash", "test-only: aborts the process from a worker (for testing the harness's child processes); not in the default suite"),
+    WorkloadInfo {
+        aborts_process: true,
+        ..test_only("crash", "test-only: aborts the process from a worker (for testing the harness's child processes); not in the default suite")
+    },
 ];

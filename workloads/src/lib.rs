@@ -87,7 +87,6 @@ pub mod __bench {
         }
     }
 }
-pub use loadgen::SLIP_LAG_P99;
-pub use plan::{resolved_params, MAX_RATE_PER_S, MAX_WORKERS};
+pub use plan::{resolved_params, MAX_WORKERS};
 pub use runner::{register_reference, run, validate, workloads};
 pub use sched::{schedulers, RegisterReferenceError};

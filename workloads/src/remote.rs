@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use crate::api::{RunOptions, RunOutput, RuntimeSpec, WorkloadSpec};
-use crate::catalog::WORKLOADS;
+use crate::catalog::{CLIENT_ONLY_PARAMS, WORKLOADS};
 use crate::client::h2::{run_h2_clients, H2Target};
 use crate::client::proto::Http1;
 use crate::client::{client_report, run_clients};
@@ -33,10 +33,17 @@ use crate::Error;
 
 /// How often `serve` checks whether it should stop.
 const STOP_POLL: Duration = Duration::from_millis(20);
+
 /// The workloads that have a separate server and client, from the
 /// catalog's [`crate::api::WorkloadInfo::servable`].
 pub fn servable_workloads() -> Vec<&'static str> {
     WORKLOADS.iter().filter(|w| w.servable).map(|w| w.name).collect()
+}
+
+/// The parameters of a servable workload that only `load`, the client,
+/// reads: given to `serve` they would change nothing.
+pub fn client_only_params() -> Vec<&'static str> {
+    CLIENT_ONLY_PARAMS.iter().map(|p| p.name).collect()
 }
 
 fn servable(name: &str) -> Result<(), Error> {
@@ -221,6 +228,11 @@ mod tests {
             assert_eq!(info.servable, has_server, "{}", info.name);
         }
         assert_eq!(servable_workloads(), ["tcp-rpc", "mixed", "http"]);
+        for info in WORKLOADS.iter().filter(|w| w.servable) {
+            for name in client_only_params() {
+                assert!(info.params.iter().any(|p| p.name == name), "{} has no client parameter {name}", info.name);
+            }
+        }
         let err = servable("yield-many").unwrap_err().to_string();
         assert!(err.contains("yield-many") && err.contains("tcp-rpc, mixed, http"), "{err}");
     }

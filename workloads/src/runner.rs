@@ -1,5 +1,5 @@
-//! The functions the harness calls (`workloads`, `validate`, `run`), the
-//! one extension point of this crate (`register_reference`), and how each
+//! The entry points of a run (`workloads`, `validate`, `run`), the one
+//! extension point of this crate (`register_reference`), and how each
 //! runtime a `--sched` name selects is built and run (the names themselves
 //! are in `sched.rs`).
 
@@ -284,4 +284,22 @@ where
     let run: &'static RunFn = Box::leak(Box::new(run));
     runners.push((info, run));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::Sched;
+
+    /// The catalog's `aborts_process` flag and the plan that aborts say
+    /// the same thing, for every workload.
+    #[test]
+    fn the_aborts_process_flag_is_the_plan_that_aborts() {
+        let rt = RuntimeSpec::new(Sched::parse("steal-half").unwrap(), 2, Default::default()).unwrap();
+        for info in WORKLOADS {
+            let w = WorkloadSpec { name: info.name.to_string(), params: Vec::new(), rate_per_s: None };
+            let p = plan(&rt, &w).unwrap_or_else(|e| panic!("{}: {e}", info.name));
+            assert_eq!(info.aborts_process, matches!(p.work, Work::Crash), "{}", info.name);
+        }
+    }
 }

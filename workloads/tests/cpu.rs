@@ -2,7 +2,7 @@
 //! drives `block_on` included.
 //!
 //! What holds on every machine is checked here; the CPU meter against each
-//! thread's own CPU clock is the known-answer unit test in `src/cpu.rs`.
+//! thread's own CPU clock is the known-answer unit test in `src/cpu_time.rs`.
 //! How much CPU a calibrated spin or an idle policy costs depends on the
 //! machine (its CPU speed since the calibration, its hypervisor's
 //! park/unpark): those are measurements, in `examples/measure.rs`

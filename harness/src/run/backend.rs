@@ -1,8 +1,8 @@
-//! The door for the harness's calls into the workloads crate (runs,
-//! validation, the scheduler and workload lists); `remote` calls its
-//! `serve`/`load` and `calibrate` its instruments directly. The
-//! contract's types (`wsbench_workloads::api`) are imported where they
-//! are used, not wrapped here.
+//! The door for the harness's runs into the workloads crate (runs,
+//! validation, the scheduler and workload lists). The rest of the crate's
+//! face is called where it is used (see the crate doc: `remote`,
+//! `doctor`, `options`, `compare`), and the contract's types
+//! (`wsbench_workloads::api`) are imported there, not wrapped here.
 
 use std::sync::Mutex;
 

@@ -13,7 +13,9 @@
 //!   dedicated thread for the workloads that spawn from load-generator
 //!   threads (ours, `current-thread`, is built the same way in each case);
 //! - [`smol_rt::Smol`]: an `async-executor` run by N threads, `async-io` for
-//!   timers and sockets.
+//!   timers and sockets;
+//! - outside this crate, any reference a binary registers with
+//!   [`crate::register_reference`].
 //!
 //! The references use their own reactors and timers: that is the point of a
 //! reference.

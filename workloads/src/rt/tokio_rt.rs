@@ -23,7 +23,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
 
 use super::listen::bind_listener;
-use super::{counter_names, serve_connection, CounterValues, Rt, ServeHttp, Spawner, TaskFailed};
+use super::{counter_names, serve_connection, CounterValues, Rt, ServeHttp, Spawner, TaskFailed, SHUTDOWN_GRACE};
 use crate::affinity::pin_current;
 use crate::api::RuntimeSpec;
 use crate::Error;
@@ -91,7 +91,7 @@ pub(crate) struct TokioCurrent {
     handle: tokio::runtime::Handle,
     /// The runtime, when driven natively.
     native: Option<tokio::runtime::Runtime>,
-    stop: Option<oneshot::Sender<()>>,
+    stop: Option<oneshot::Sender<Duration>>,
     thread: Option<thread::JoinHandle<()>>,
 }
 
@@ -113,16 +113,16 @@ impl TokioCurrent {
             .build()
             .map_err(|e| Error::Build { sched: spec.sched().to_string(), message: e.to_string() })?;
         let handle = rt.handle().clone();
-        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let (stop_tx, stop_rx) = oneshot::channel::<Duration>();
         let cores = spec.worker_cores.clone();
-        let grace = Duration::from_secs(1);
         let thread = thread::Builder::new()
             .name("tokio-current-worker".into())
             .spawn(move || {
                 pin_current(&cores, 0);
-                // Drives tasks, I/O and timers until told to stop; an error
-                // only means the sender was dropped, which also means stop.
-                let _stopped = rt.block_on(stop_rx);
+                // Drives tasks, I/O and timers until told to stop, with the
+                // grace to shut down in; an error only means the sender was
+                // dropped, which also means stop.
+                let grace = rt.block_on(stop_rx).unwrap_or(SHUTDOWN_GRACE);
                 rt.shutdown_timeout(grace);
             })
             .map_err(|e| Error::io("starting the tokio-current worker thread", e))?;
@@ -155,15 +155,17 @@ impl Rt for TokioCurrent {
         if let Some(rt) = self.native.take() {
             rt.shutdown_timeout(grace);
         }
-        self.stop_now();
+        self.stop_now(grace);
     }
 }
 
 impl TokioCurrent {
-    fn stop_now(&mut self) {
+    /// Stops the dedicated thread (if any), which shuts the runtime down
+    /// with `grace`, and waits for it.
+    fn stop_now(&mut self, grace: Duration) {
         if let Some(stop) = self.stop.take() {
             // Err means the worker already returned; nothing to stop.
-            let _ = stop.send(());
+            let _ = stop.send(grace);
         }
         if let Some(t) = self.thread.take() {
             // A panic on the worker thread was already reported by the hook.
@@ -174,7 +176,7 @@ impl TokioCurrent {
 
 impl Drop for TokioCurrent {
     fn drop(&mut self) {
-        self.stop_now();
+        self.stop_now(SHUTDOWN_GRACE);
     }
 }
 
