@@ -399,13 +399,18 @@ pub struct HistoryDetectArgs {
     /// p90_us, p99_us, p999_us].
     #[arg(long, value_name = "LIST|all")]
     pub metric: Option<String>,
-    /// A split is a change point when its permutation p-value is below this: a fraction in (0, 1)
-    /// (`0.01`, or `1%`).
-    #[arg(long, value_name = "FRACTION", default_value = "0.01", value_parser = fraction_value)]
-    pub p_value: f64,
-    /// Shuffles of the permutation test (1..=100000).
-    #[arg(long, value_name = "N", default_value_t = 199, value_parser = permutations_value)]
-    pub permutations: usize,
+    /// The split statistic: `mean-shift` (largest two-sample t, tested against Gaussian noise) or
+    /// `e-divisive` (energy distance, tested by shuffling; needs longer series).
+    #[arg(long, value_name = "METHOD", default_value = "mean-shift", value_parser = ["mean-shift", "e-divisive"])]
+    pub method: String,
+    /// A split is a change point when its p-value is below this: a fraction in (0, 1) (`0.001`, or
+    /// `0.1%`) [default: 0.001 for mean-shift, 0.01 for e-divisive].
+    #[arg(long, value_name = "FRACTION", value_parser = fraction_value)]
+    pub p_value: Option<f64>,
+    /// Most draws of the Monte Carlo test, which stops once 20 draws reach the split (1..=100000)
+    /// [default: 19999 for mean-shift, 4999 for e-divisive].
+    #[arg(long, value_name = "N", value_parser = permutations_value)]
+    pub permutations: Option<usize>,
     /// Fewest runs on each side of a change point (2..=1000).
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = min_size_value)]
     pub min_size: usize,

@@ -21,7 +21,7 @@ use crate::history::{self, detect::Floors as HistoryFloors, DetectOptions};
 use crate::output::{plot, report};
 use crate::parse::{check_label, parse_duration, parse_percent};
 use crate::remote::{LoadOptions, ServeOptions};
-use crate::stats::changepoint::Search;
+use crate::stats::changepoint::{Method, Search};
 
 /// `wsbench compare`.
 pub fn compare(a: &CompareArgs) -> Result<compare::Options> {
@@ -64,14 +64,22 @@ pub fn history(a: &HistoryArgs) -> Result<history::Command> {
     })
 }
 
-/// `wsbench history detect` (`--p-value`, `--permutations` and
-/// `--min-size` are bounded by their clap parsers).
+/// `wsbench history detect` (`--method`, `--p-value`, `--permutations`
+/// and `--min-size` are bounded by their clap parsers; the method sets the
+/// defaults of the other two).
 pub fn detect(a: &HistoryDetectArgs) -> Result<DetectOptions> {
     let floors = HistoryFloors {
         threshold: parse_percent(&a.threshold).context("bad --threshold")?,
         tail_threshold: parse_percent(&a.tail_threshold).context("bad --tail-threshold")?,
     };
-    let search = Search { p_value: a.p_value, permutations: a.permutations, min_size: a.min_size, ..Search::default() };
+    let method = if a.method == Method::EDivisive.name() { Method::EDivisive } else { Method::MeanShift };
+    let defaults = Search::of(method);
+    let search = Search {
+        p_value: a.p_value.unwrap_or(defaults.p_value),
+        permutations: a.permutations.unwrap_or(defaults.permutations),
+        min_size: a.min_size,
+        ..defaults
+    };
     Ok(DetectOptions {
         db: a.db.db.clone(),
         metrics: history::metrics_of(a.metric.as_deref())?,

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::store::{RunSummary, Store};
 use crate::data::record::CellKey;
 use crate::output::table::Table;
-use crate::stats::changepoint::{self, ChangePoint, Search};
+use crate::stats::changepoint::{self, ChangePoint, Method, Search};
 use crate::stats::median;
 
 /// The metrics judged when none are named: those `compare` judges.
@@ -177,9 +177,11 @@ pub struct Detection {
     pub too_short: usize,
     /// Every change point, newest first.
     pub found: Vec<Found>,
+    /// The split statistic and its null.
+    pub method: Method,
     /// The search settings used.
     pub p_value: f64,
-    /// Shuffles per test.
+    /// Most Monte Carlo draws per test.
     pub permutations: usize,
     /// Fewest runs on each side.
     pub min_size: usize,
@@ -200,6 +202,7 @@ pub fn detect_all(series: &[Series], settings: &Search, floors: &Floors) -> Dete
         series: series.len(),
         too_short: series.iter().filter(|s| s.points.len() < 2 * settings.min_size.max(2)).count(),
         found,
+        method: settings.method,
         p_value: settings.p_value,
         permutations: settings.permutations,
         min_size: settings.min_size,
@@ -263,11 +266,27 @@ pub fn render_markdown(d: &Detection) -> String {
     }
     let _ = writeln!(
         out,
-        "\nMethod: E-Divisive means (energy distance, alpha = 1) over each (host, cell, metric) series of per-run medians; a split \
-         counts when its permutation p-value ({} shuffles) is below {}, with at least {} runs on each side. `starts at` is the first \
-         run after the change, `last before` the last run before it. A change is a regression or improvement when the segment means differ \
-         by at least compare's floor.",
-        d.permutations, d.p_value, d.min_size
+        "\nMethod: {}. A split counts when its Monte Carlo p-value (at most {} draws, fewer once 20 reach it) is below {}, \
+         with at least {} runs on each side. `starts at` is the first run after the change, `last before` the last run before it. A \
+         change is a regression or improvement when the segment means differ by at least compare's floor.",
+        method_line(d.method),
+        d.permutations,
+        d.p_value,
+        d.min_size
     );
     out
+}
+
+/// One line naming a detection method, for the reports.
+pub fn method_line(method: Method) -> &'static str {
+    match method {
+        Method::MeanShift => {
+            "mean-shift (the largest two-sample t over the splits of each (host, cell, metric) series of per-run medians, tested \
+             against independent Gaussian noise)"
+        }
+        Method::EDivisive => {
+            "E-Divisive means (energy distance, alpha = 1, over each (host, cell, metric) series of per-run medians, tested by \
+             shuffling the series)"
+        }
+    }
 }

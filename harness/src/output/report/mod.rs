@@ -95,8 +95,11 @@ fn change_points_section(out: &mut String, d: &Detection) {
     if d.found.is_empty() {
         let _ = writeln!(
             out,
-            "<p>No change points (p &lt; {} over {} shuffles, at least {} runs on each side; {} series are still too short).</p>",
-            d.p_value, d.permutations, d.min_size, d.too_short
+            "<p>No change points ({}, p &lt; {}, at least {} runs on each side; {} series are still too short).</p>",
+            d.method.name(),
+            d.p_value,
+            d.min_size,
+            d.too_short
         );
         return;
     }
@@ -372,9 +375,12 @@ pub fn render(args: &Options) -> Result<String> {
     environment_section(&mut out, run.as_ref(), &runs);
     let _ = writeln!(
         out,
-        "<p class=\"meta\">Change points: E-Divisive means, permutation p &lt; {} ({} shuffles), at least {} runs a side; regression/improvement \
-         beyond compare's floors (5 %; 10 % for p99, p99.9).</p></body></html>",
-        detection.p_value, detection.permutations, detection.min_size
+        "<p class=\"meta\">Change points: {}; p &lt; {} (at most {} draws), at least {} runs a side; regression/improvement beyond \
+         compare's floors (5 %; 10 % for p99, p99.9).</p></body></html>",
+        escape(detect::method_line(detection.method)),
+        detection.p_value,
+        detection.permutations,
+        detection.min_size
     );
     Ok(out)
 }
