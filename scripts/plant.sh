@@ -78,10 +78,13 @@ if not cells:
 
 def compare(path):
     out = f"{tmp}/compare.json"
-    rc = subprocess.run([bin_, "compare", f"{dir_}/base.csv", path, "--json", out, "--out", f"{tmp}/compare.md"],
-                        stdout=subprocess.DEVNULL).returncode
-    if rc not in (0, 1):
-        fail(f"wsbench compare exited {rc} on {path}")
+    done = subprocess.run([bin_, "compare", f"{dir_}/base.csv", path, "--json", out, "--out", f"{tmp}/compare.md"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode not in (0, 1):
+        sys.stderr.write(done.stderr)
+        fail(f"wsbench compare exited {done.returncode} on {path}")
+    if path == current:
+        sys.stderr.write(done.stderr)  # compare's warnings, once
     with open(out) as f:
         return json.load(f)["comparisons"]
 
