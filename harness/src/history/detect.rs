@@ -127,7 +127,7 @@ pub struct Floors {
     pub tail_threshold: f64,
 }
 
-/// A seed per series, so each series' permutations are its own and the
+/// A seed per series, so each series' Monte Carlo draws are its own and the
 /// same history always gives the same answer (FNV-1a of its identity).
 fn seed_of(base: u64, s: &Series) -> u64 {
     let id = format!("{}|{}|{}", s.host, s.cell, s.metric);

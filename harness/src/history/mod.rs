@@ -43,7 +43,7 @@ pub struct DetectOptions {
     pub db: PathBuf,
     /// The metrics named with `--metric`; `None`: the defaults; empty: all.
     pub metrics: Option<Vec<String>>,
-    /// The permutation test's settings.
+    /// The change-point test's settings.
     pub search: Search,
     /// The floors below which a change is a `shift`.
     pub floors: Floors,
