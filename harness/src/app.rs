@@ -9,7 +9,7 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command, DoctorArgs, RunArgs};
 use crate::compare;
-use crate::config::RunConfig;
+use crate::config::{Cell, RunConfig};
 use crate::data::merge;
 use crate::data::outcome::{Results, Settings};
 use crate::data::record::{RunRecord, Status};
@@ -20,7 +20,7 @@ use crate::output::export::csv::CsvExporter;
 use crate::output::export::{self, Exporter};
 use crate::output::{plot, report, table};
 use crate::run::env::Environment;
-use crate::run::{isolate, matrix};
+use crate::run::{isolate, matrix, pinned};
 use crate::{config, history, listing, options, remote};
 
 /// Parses the command line and runs the chosen subcommand.
@@ -99,7 +99,8 @@ fn calibrate_main(args: &DoctorArgs) -> Result<ExitCode> {
 
 fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
     let config = RunConfig::from_args(args)?;
-    let plan = config.plan()?;
+    let mut plan = config.plan()?;
+    prepare_pinned(&mut plan.cells, config.quiet)?;
     let mut exporters = export::open_all(&config)?;
     let mut env = Environment::capture();
     crate::doctor::calibrate::warn_pacing(&plan.cells, env.calibration.as_ref());
@@ -147,6 +148,27 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
         return Err(negative(every_run_failed(&results.records, config.csv.as_deref())));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Builds (or finds cached) the binary of every versioned row of `cells`,
+/// once per (crate, version), and points the cells at it.
+fn prepare_pinned(cells: &mut [Cell], quiet: bool) -> Result<()> {
+    let mut built: Vec<(pinned::Pinned, pinned::Built)> = Vec::new();
+    for cell in cells.iter_mut() {
+        let Some(pin) = cell.pinned.clone() else { continue };
+        let known = built.iter().find(|(p, _)| p.krate == pin.krate && p.version == pin.version);
+        let build = match known {
+            Some((_, b)) => b.clone(),
+            None => {
+                let b = pinned::build::ensure_built(&pin, quiet)?;
+                built.push((pin.clone(), b.clone()));
+                b
+            }
+        };
+        cell.runtime_version = build.column(&pin);
+        cell.program = Some(build.bin);
+    }
+    Ok(())
 }
 
 /// What an interrupted matrix prints: the machine, the finished cells as a

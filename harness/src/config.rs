@@ -15,6 +15,7 @@ use crate::cli::RunArgs;
 use crate::data::record::{join_pairs, CellKey};
 use crate::parse::{check_label, parse_duration, parse_pair, parse_u64_list};
 use crate::run::backend;
+use crate::run::pinned::{self, Pinned, SchedRow};
 use crate::stats::slo::Slo;
 
 /// Most workers a runtime accepts (the schedulers crate's limit).
@@ -76,8 +77,9 @@ fn parse_ab(args: &RunArgs) -> Result<Option<AbConfig>> {
 /// The validated options of one `wsbench run`.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
-    /// Schedulers, in the order given, resolved once.
-    pub scheds: Vec<Sched>,
+    /// Schedulers, in the order given, resolved once (a versioned
+    /// reference, `tokio@1.50.0`, is a row of its own).
+    pub scheds: Vec<SchedRow>,
     /// Worker counts, in the order given.
     pub workers: Vec<usize>,
     /// Workloads, in the order given.
@@ -195,6 +197,14 @@ pub struct Cell {
     pub spec: WorkloadSpec,
     /// Identity in results.
     pub key: CellKey,
+    /// A versioned reference row (`tokio@1.50.0`): the version it pins.
+    pub pinned: Option<Pinned>,
+    /// The program whose child processes make the runs; `None` = this one.
+    /// Set for a versioned row once its binary is built
+    /// ([`crate::run::pinned::prepare`]).
+    pub program: Option<PathBuf>,
+    /// The `runtime_version` column of the cell's rows.
+    pub runtime_version: String,
 }
 
 /// The cells to run and the notes about cells left out (the harness's
@@ -211,26 +221,50 @@ fn names<T>(items: &[T], name: impl Fn(&T) -> &str) -> String {
     items.iter().map(name).collect::<Vec<_>>().join(", ")
 }
 
-/// Resolves `--sched` (a list, or `all`) once into typed schedulers.
-fn parse_scheds(text: &str) -> Result<Vec<Sched>> {
+/// Resolves `--sched` (a list, or `all`) once into typed rows; an entry
+/// `NAME@VERSION` is a versioned reference ([`pinned::split`]).
+fn parse_scheds(text: &str) -> Result<Vec<SchedRow>> {
     let names: Vec<&str> = if text.trim() == "all" {
         backend::schedulers().iter().map(|s| s.name).collect()
     } else {
         text.split(',').map(str::trim).collect()
     };
-    let mut out: Vec<Sched> = Vec::new();
-    for name in names {
+    let mut out: Vec<SchedRow> = Vec::new();
+    for entry in names {
+        let pinned = pinned::split(entry)?;
+        let name = pinned.as_ref().map_or(entry, |p| p.sched);
         let sched = backend::sched(name).map_err(|e| match e {
-            wsbench_workloads::Error::UnknownScheduler { allowed, .. } => {
-                anyhow::anyhow!("unknown scheduler `{name}` in --sched; allowed: {allowed}, or all")
-            }
+            wsbench_workloads::Error::UnknownScheduler { allowed, .. } => anyhow::anyhow!(
+                "unknown scheduler `{name}` in --sched; allowed: {allowed}, or all, or a versioned reference \
+                 ({})",
+                pinned::PINNABLE.map(|p| format!("{}@VERSION", p.sched)).join(", ")
+            ),
             other => anyhow::Error::from(other).context(format!("bad --sched `{name}`")),
         })?;
-        if !out.contains(&sched) {
-            out.push(sched);
+        let row = SchedRow { sched, pinned };
+        if !out.contains(&row) {
+            out.push(row);
         }
     }
     Ok(out)
+}
+
+/// A versioned row runs in its own binary's child processes: not in this
+/// process, and not as one side of an A/B pair of two other binaries.
+fn check_pinned_rows(scheds: &[SchedRow], in_process: bool, base_bin: bool) -> Result<()> {
+    let Some(row) = scheds.iter().find(|r| r.pinned.is_some()) else { return Ok(()) };
+    ensure!(
+        !in_process,
+        "--sched `{}` runs in a binary built against that version, in its child processes; drop --in-process",
+        row.name()
+    );
+    ensure!(
+        !base_bin,
+        "--sched `{}` with --base-bin: a versioned row is its own binary, not a side of the A/B pair; run it \
+         without --base-bin (its rows interleave with the others' in one invocation)",
+        row.name()
+    );
+    Ok(())
 }
 
 fn parse_workloads(text: &str) -> Result<Vec<&'static WorkloadInfo>> {
@@ -412,11 +446,12 @@ impl RunConfig {
     /// Validates `args`.
     pub fn from_args(args: &RunArgs) -> Result<RunConfig> {
         let scheds = parse_scheds(&args.sched)?;
+        check_pinned_rows(&scheds, args.in_process, args.base_bin.is_some())?;
         let workloads = parse_workloads(&args.workload)?;
         let workers = parse_workers(args.workers.as_deref())?;
         let rates = parse_rates(args.rate.as_deref(), &workloads)?;
         let params = parse_params(&args.params, &workloads)?;
-        let knob_sets = parse_knobs(&args.knobs, &scheds)?;
+        let knob_sets = parse_knobs(&args.knobs, &scheds.iter().map(|r| r.sched).collect::<Vec<_>>())?;
         let duration = bounded_duration("--duration", &args.duration, MAX_RUN_PHASE)?;
         ensure!(!duration.is_zero(), "--duration `{}` must be longer than zero", args.duration);
         let warmup = bounded_duration("--warmup", &args.warmup, MAX_RUN_PHASE)?;
@@ -497,13 +532,14 @@ impl RunConfig {
             for rate in rates {
                 for &workers in &self.workers {
                     for knobs in &self.knob_sets {
-                        for &sched in &self.scheds {
-                            if sched.worker_rule() == WorkerRule::ExactlyOne && workers > 1 {
+                        for row in &self.scheds {
+                            if row.sched.worker_rule() == WorkerRule::ExactlyOne && workers > 1 {
+                                let name = row.name();
                                 skipped
-                                    .push(format!("skipped {sched} with {workers} workers: it runs exactly 1 worker"));
+                                    .push(format!("skipped {name} with {workers} workers: it runs exactly 1 worker"));
                                 continue;
                             }
-                            cells.push(self.cell(sched, workload, workers, knobs, &params, rate)?);
+                            cells.push(self.cell(row, workload, workers, knobs, &params, rate)?);
                         }
                     }
                 }
@@ -534,13 +570,14 @@ impl RunConfig {
 
     fn cell(
         &self,
-        sched: Sched,
+        row: &SchedRow,
         workload: &'static WorkloadInfo,
         workers: usize,
         knobs: &KnobSet,
         params: &[(String, String)],
         rate: Option<u64>,
     ) -> Result<Cell> {
+        let sched = row.sched;
         let mut runtime = RuntimeSpec::new(sched, workers, knobs.clone())
             .with_context(|| format!("{sched} with {workers} workers and knobs `{knobs}`"))?;
         runtime.topology = self.topology;
@@ -550,14 +587,16 @@ impl RunConfig {
             rate_per_s: rate.map(|r| r as f64).or_else(|| capped_default_rate(workload, workers)),
         };
         let key = CellKey {
-            scheduler: sched.name().to_string(),
+            scheduler: row.name(),
             workers,
             workload: workload.name.to_string(),
             knobs: join_pairs(&knobs.pairs().map(|(n, v)| (n.to_string(), v.to_string())).collect::<Vec<_>>()),
             params: join_pairs(params),
             rate_per_s: rate,
         };
-        Ok(Cell { workload, runtime, spec, key })
+        // A versioned row's versions are its build's (`pinned::prepare`).
+        let runtime_version = if row.pinned.is_some() { String::new() } else { pinned::own_versions(sched) };
+        Ok(Cell { workload, runtime, spec, key, pinned: row.pinned.clone(), program: None, runtime_version })
     }
 }
 

@@ -21,6 +21,7 @@ pub fn render() -> String {
         let tags = if tags.is_empty() { String::new() } else { format!(" [{}]", tags.join(", ")) };
         let _ = writeln!(out, "  {:<16} {}{tags}", s.name, s.about);
     }
+    out.push_str(&crate::run::pinned::listing());
     out.push_str("\nWorkloads (--workload NAME,..., default, zoo or all; * = in the default suite):\n");
     for w in backend::workloads() {
         let mark = if w.in_default_suite { "*" } else { " " };

@@ -194,6 +194,7 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
         ideal_p99_us: row.measure("ideal_p99_us")?,
         p99_over_ideal: row.measure("p99_over_ideal")?,
     };
+    r.runtime_version = row.string("runtime_version");
     Ok((row.required("schema_version")?, r))
 }
 

@@ -29,7 +29,13 @@ use crate::run::cpu::CpuColumns;
 ///
 /// 6: the ideal scheduler's columns `ideal_p50_us`, `ideal_p99_us`,
 /// `p99_over_ideal` appended at the end of the row (`data::ideal::IDEAL_COLUMNS`).
-pub const SCHEMA_VERSION: u32 = 6;
+///
+/// 7: `runtime_version` (the reference runtime versions a row ran,
+/// `tokio=1.50.0;cfg=tokio_unstable`; blank for ours) appended after them.
+pub const SCHEMA_VERSION: u32 = 7;
+
+/// Text columns added after schema 6, written at the very end of the row.
+pub const APPENDED_COLUMNS: [&str; 1] = ["runtime_version"];
 
 /// Counters added after schema 3: the CSV writes them at the end of the row,
 /// after the CPU columns, in this order (the other counters keep their
@@ -413,6 +419,10 @@ pub struct RunRecord {
     /// The ideal scheduler on the same arrivals and draws.
     #[serde(flatten)]
     pub ideal: IdealColumns,
+    /// The reference runtime versions the row ran (`tokio=1.50.0`,
+    /// `async-executor=1.14.1;async-io=2.6.0`); blank for ours and when not
+    /// known.
+    pub runtime_version: String,
 }
 
 impl RunRecord {
@@ -443,6 +453,7 @@ impl RunRecord {
             notes: String::new(),
             cpu: CpuColumns::default(),
             ideal: IdealColumns::default(),
+            runtime_version: String::new(),
         }
     }
 

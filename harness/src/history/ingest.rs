@@ -25,7 +25,8 @@ use crate::run::ab;
 /// of [`CORE_COLUMNS`]): it names a row and holds no measurement.
 const IDENTITY_COLUMNS: &[&str] = CORE_COLUMNS.split_at(11).0;
 /// Columns after the counters that hold text, flags or settings.
-const TEXT_COLUMNS: [&str; 7] = ["status", "error", "params", "rate_per_s", "resolved_params", "extras", "notes"];
+const TEXT_COLUMNS: [&str; 8] =
+    ["status", "error", "params", "rate_per_s", "resolved_params", "extras", "notes", "runtime_version"];
 
 /// `extras` entries that name or configure a row rather than measure it:
 /// the A/B pairing and the settings each row records. Stored, they would
@@ -173,6 +174,7 @@ pub fn read_runs(input: &Path) -> Result<Vec<NewRun>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::record::APPENDED_COLUMNS;
     use crate::output::export::csv::EXTRA_COLUMNS;
 
     #[test]
@@ -180,12 +182,12 @@ mod tests {
         assert_eq!(IDENTITY_COLUMNS.first(), Some(&"schema_version"));
         assert_eq!(IDENTITY_COLUMNS.last(), Some(&"run"));
         for c in TEXT_COLUMNS {
-            assert!(EXTRA_COLUMNS.contains(&c), "{c} is not a CSV column");
+            assert!(EXTRA_COLUMNS.contains(&c) || APPENDED_COLUMNS.contains(&c), "{c} is not a CSV column");
         }
         for c in ["duration_s", "p99_us", "polls", "cpu_us_per_op", "p9999_us"] {
             assert!(is_metric(c), "{c}");
         }
-        for c in ["host", "run", "status", "notes", "rate_per_s"] {
+        for c in ["host", "run", "status", "notes", "rate_per_s", "runtime_version"] {
             assert!(!is_metric(c), "{c}");
         }
     }

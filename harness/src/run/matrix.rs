@@ -109,6 +109,7 @@ pub fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan,
         notes: notes.join("; "),
         cpu: crate::run::cpu::CpuColumns::of(out, key.workers),
         ideal: IdealColumns::default(),
+        runtime_version: String::new(),
     }
 }
 
@@ -177,6 +178,15 @@ impl<'a> CellRun<'a> {
             if let Some(record) = self.outcome.records.last_mut() {
                 ab::mark(record, session, first);
             }
+        }
+    }
+
+    /// Writes the cell's `runtime_version` into every row (the
+    /// `--base-bin` side's rows stay blank: that binary's versions are not
+    /// known here).
+    fn stamp_version(&mut self) {
+        for record in &mut self.outcome.records {
+            record.runtime_version.clone_from(&self.cell.runtime_version);
         }
     }
 
@@ -378,7 +388,7 @@ pub fn run_matrix(
             let core_plan = pin::plan(&cores, cell.runtime.workers(), cell.workload.open_loop, config.pin);
             note_core_plan(cell, &core_plan, &cores, config, results, &progress);
             let base_run = base_bin.map(|bin| CellRun::new(cell, Some(bin), core_plan.clone()));
-            group.push((CellRun::new(cell, None, core_plan), base_run));
+            group.push((CellRun::new(cell, cell.program.as_deref(), core_plan), base_run));
         }
         // Without --interleave a group is one cell: its runs back to back.
         'runs: for run in 0..config.runs {
@@ -417,6 +427,7 @@ pub fn run_matrix(
             for note in current.notes.drain(..) {
                 results.add_note(note);
             }
+            current.stamp_version();
             results.settings.stamp(&mut current.outcome.records);
             finish_cell(&current.outcome, results, exporters)?;
             if let (Some(mut base_run), Some(base)) = (base_run, base.as_mut()) {

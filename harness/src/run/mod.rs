@@ -12,6 +12,8 @@ pub mod env;
 pub mod health;
 pub mod interrupt;
 pub mod isolate;
+pub mod lockfile;
 pub mod matrix;
 pub mod pin;
+pub mod pinned;
 pub mod progress;

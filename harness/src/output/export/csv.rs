@@ -22,7 +22,9 @@ use super::Exporter;
 use crate::data::ideal::IDEAL_COLUMNS;
 use crate::data::outcome::CellOutcome;
 use crate::data::outcome::Results;
-use crate::data::record::{counter_names, LatencyMetric, RunRecord, APPENDED_COUNTERS, SCHEMA_VERSION};
+use crate::data::record::{
+    counter_names, LatencyMetric, RunRecord, APPENDED_COLUMNS, APPENDED_COUNTERS, SCHEMA_VERSION,
+};
 use crate::run::cpu::CPU_COLUMNS;
 use crate::run::env::Environment;
 
@@ -81,6 +83,7 @@ pub fn header() -> Vec<String> {
         .chain(CPU_COLUMNS)
         .chain(APPENDED_COUNTERS.iter().copied())
         .chain(IDEAL_COLUMNS)
+        .chain(APPENDED_COLUMNS)
         .map(str::to_string)
         .collect()
 }
@@ -157,6 +160,7 @@ pub fn row(env: &Environment, r: &RunRecord) -> Vec<String> {
     out.extend(r.cpu.fields());
     out.extend(APPENDED_COUNTERS.iter().map(|n| opt(r.counter(n))));
     out.extend(r.ideal.fields());
+    out.push(r.runtime_version.clone());
     out
 }
 

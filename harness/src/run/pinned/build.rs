@@ -1,0 +1,346 @@
+//! Building the binary of a versioned row, once.
+//!
+//! Steps, for `tokio@1.50.0` (`smol@V` pins `async-executor` the same way):
+//! 1. the cache key is (crate, version, this wsbench's commit; a tree with
+//!    uncommitted changes adds a hash of `git diff HEAD`); a binary cached
+//!    under `target/wsbench-refs/bin/` for it is used as it is;
+//! 2. else a scratch crate under `target/wsbench-refs/src/KEY/`: a `main`
+//!    that calls `wsbench::main` (the whole CLI, so the same child-process
+//!    protocol), depending on this source tree's harness by path, with
+//!    this workspace's `Cargo.lock` copied in;
+//! 3. `cargo update -p tokio --precise 1.50.0` pins the one crate, every
+//!    other dependency stays as locked; with no registry reachable it is
+//!    retried `--offline` (cargo's local cache);
+//! 4. `cargo build --release --locked` with `--cfg tokio_unstable`, into
+//!    `target/wsbench-refs/target` (shared by every versioned build, so
+//!    only what depends on the pinned crate is rebuilt), `WSBENCH_LOCKFILE`
+//!    naming the scratch lockfile so the binary records its own versions;
+//! 5. the binary is copied into the cache (write, then rename).
+//!
+//! Each failure is named: a version that was never published, one the
+//! rest of the dependency graph cannot take, one the workloads do not
+//! compile against (with the first compiler error), no registry and
+//! nothing cached. Cargo's full output is kept in `KEY.log` beside the
+//! scratch crate.
+
+use std::ffi::OsString;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+use super::{oldest_supported, Built, Pinned};
+
+/// Whether versioned binaries are built with `--cfg tokio_unstable`.
+pub const TOKIO_UNSTABLE: bool = true;
+/// Overrides where versioned builds are cached (tests).
+pub const REFS_DIR_ENV: &str = "WSBENCH_REFS_DIR";
+/// The harness's source directory, compiled in.
+const HARNESS_DIR: &str = env!("CARGO_MANIFEST_DIR");
+/// Lines of the first compiler error shown.
+const ERROR_LINES: usize = 12;
+
+/// Where versioned builds live: `$WSBENCH_REFS_DIR`, else
+/// `target/wsbench-refs` of this source tree.
+pub fn refs_root() -> PathBuf {
+    match std::env::var_os(REFS_DIR_ENV) {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => Path::new(HARNESS_DIR).join("..").join("target").join("wsbench-refs"),
+    }
+}
+
+/// The source's identity in the cache key: the commit, plus a hash of the
+/// uncommitted changes to tracked files when there are any.
+fn source_id() -> String {
+    let sha = crate::run::env::git_sha();
+    let Some(commit) = sha.strip_suffix("-dirty") else { return sha.chars().take(12).collect() };
+    let diff = Command::new("git").arg("-C").arg(HARNESS_DIR).args(["diff", "HEAD"]).output();
+    let mut hasher = std::hash::DefaultHasher::new();
+    diff.map(|o| o.stdout).unwrap_or_default().hash(&mut hasher);
+    format!("{}-dirty{:016x}", &commit[..commit.len().min(12)], hasher.finish())
+}
+
+/// A file-name-safe cache key.
+fn cache_key(p: &Pinned, source: &str) -> String {
+    let raw = format!("{}-{}-{source}", p.krate, p.version);
+    raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect()
+}
+
+/// The cached binary of `p`, built first when there is none.
+pub fn ensure_built(p: &Pinned, quiet: bool) -> Result<Built> {
+    let root = refs_root();
+    let key = cache_key(p, &source_id());
+    let (bin, lock) = (root.join("bin").join(&key), root.join("bin").join(format!("{key}.lock")));
+    if bin.is_file() && lock.is_file() {
+        let text = std::fs::read_to_string(&lock).with_context(|| format!("cannot read `{}`", lock.display()))?;
+        return Ok(Built { bin, lock: text });
+    }
+    let scratch = root.join("src").join(&key);
+    let log = root.join("src").join(format!("{key}.log"));
+    if !quiet {
+        eprintln!(
+            "building {} {} reference, first use (a few minutes; cargo's log: {})",
+            p.krate,
+            p.version,
+            log.display()
+        );
+    }
+    write_scratch(&scratch, &key)?;
+    let offline = pin_version(p, &scratch, &root, &log, &bin)?;
+    compile(p, &scratch, &root, &log, offline)?;
+    let built = root.join("target").join("release").join(bin_name(&key));
+    std::fs::create_dir_all(root.join("bin")).with_context(|| format!("cannot create `{}`", root.display()))?;
+    let tmp = root.join("bin").join(format!("{key}.tmp"));
+    std::fs::copy(&built, &tmp).with_context(|| format!("cannot copy `{}` into the cache", built.display()))?;
+    let lock_text = std::fs::read_to_string(scratch.join("Cargo.lock")).context("cannot read the pinned lockfile")?;
+    std::fs::write(&lock, &lock_text).with_context(|| format!("cannot write `{}`", lock.display()))?;
+    std::fs::rename(&tmp, &bin).with_context(|| format!("cannot move the build to `{}`", bin.display()))?;
+    Ok(Built { bin, lock: lock_text })
+}
+
+fn bin_name(key: &str) -> String {
+    format!("wsbench-ref-{key}")
+}
+
+/// Step 2: the scratch crate.
+fn write_scratch(scratch: &Path, key: &str) -> Result<()> {
+    let harness = Path::new(HARNESS_DIR);
+    let workspace_lock = harness.join("..").join("Cargo.lock");
+    if !workspace_lock.is_file() {
+        bail!(
+            "a versioned row is built from wsbench's source tree, and `{}` is not there (this binary was built \
+             elsewhere); run it from a checkout, or drop the @VERSION rows",
+            workspace_lock.display()
+        );
+    }
+    std::fs::create_dir_all(scratch).with_context(|| format!("cannot create `{}`", scratch.display()))?;
+    let manifest = format!(
+        "# Written by wsbench: the binary of a versioned reference row.\n\
+         [package]\nname = \"wsbench-ref\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
+         [[bin]]\nname = \"{}\"\npath = \"main.rs\"\n\n\
+         [dependencies]\nwsbench = {{ path = {:?} }}\n\n\
+         # Not part of the workspace around it.\n[workspace]\n\n\
+         # As the workspace's own release profile.\n[profile.release]\ndebug = 1\n",
+        bin_name(key),
+        harness.display().to_string()
+    );
+    let main = "//! Written by wsbench: the whole CLI, built against a pinned runtime.\n\
+                fn main() -> std::process::ExitCode {\n    wsbench::main()\n}\n";
+    let write = |name: &str, text: &str| {
+        let path = scratch.join(name);
+        std::fs::write(&path, text).with_context(|| format!("cannot write `{}`", path.display()))
+    };
+    write("Cargo.toml", &manifest)?;
+    write("main.rs", main)?;
+    std::fs::copy(&workspace_lock, scratch.join("Cargo.lock"))
+        .with_context(|| format!("cannot copy `{}`", workspace_lock.display()))?;
+    Ok(())
+}
+
+fn cargo(scratch: &Path, root: &Path) -> Command {
+    let program = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let mut cmd = Command::new(program);
+    cmd.current_dir(scratch)
+        .env("CARGO_TARGET_DIR", root.join("target"))
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS");
+    cmd
+}
+
+/// Runs `cmd`, appending its output to `log`; returns (success, stderr).
+fn run_logged(mut cmd: Command, log: &Path) -> Result<(bool, String)> {
+    let out = cmd.output().with_context(|| format!("cannot start cargo ({cmd:?}); is it on PATH?"))?;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let text = format!("$ {cmd:?}\n{}{stderr}\n", String::from_utf8_lossy(&out.stdout));
+    let mut old = std::fs::read_to_string(log).unwrap_or_default();
+    old.push_str(&text);
+    std::fs::write(log, old).with_context(|| format!("cannot write `{}`", log.display()))?;
+    Ok((out.status.success(), stderr))
+}
+
+/// Step 3. Returns whether the registry was out of reach (then the build
+/// runs `--offline` too).
+fn pin_version(p: &Pinned, scratch: &Path, root: &Path, log: &Path, bin: &Path) -> Result<bool> {
+    let _ = std::fs::remove_file(log);
+    let update = |offline: bool| {
+        let mut cmd = cargo(scratch, root);
+        cmd.args(["update", "-p", p.krate, "--precise", &p.version]);
+        if offline {
+            cmd.arg("--offline");
+        }
+        run_logged(cmd, log)
+    };
+    let (ok, stderr) = update(false)?;
+    if ok {
+        return Ok(false);
+    }
+    if !is_network_failure(&stderr) {
+        return Err(version_error(p, &stderr, log));
+    }
+    let (ok, offline_err) = update(true)?;
+    if ok {
+        return Ok(true);
+    }
+    bail!(
+        "{}: no registry reachable and nothing cached: cargo could not reach the crates.io registry ({}), there \
+         is no cached build for this wsbench commit (`{}`), and cargo's local cache cannot supply it offline ({}); \
+         connect to the registry once, or drop the row (cargo's log: {})",
+        p.row_name(),
+        first_line(&stderr, "error"),
+        bin.display(),
+        first_line(&offline_err, "error"),
+        log.display()
+    )
+}
+
+/// Step 4.
+fn compile(p: &Pinned, scratch: &Path, root: &Path, log: &Path, offline: bool) -> Result<()> {
+    let mut cmd = cargo(scratch, root);
+    cmd.args(["build", "--release", "--locked"]).env("WSBENCH_LOCKFILE", scratch.join("Cargo.lock"));
+    if TOKIO_UNSTABLE {
+        cmd.env("RUSTFLAGS", "--cfg tokio_unstable");
+    }
+    if offline {
+        cmd.arg("--offline");
+    }
+    let (ok, stderr) = run_logged(cmd, log)?;
+    if ok {
+        return Ok(());
+    }
+    if is_network_failure(&stderr) {
+        bail!(
+            "{}: no registry reachable and nothing cached: cargo could not download its crates ({}); connect to \
+             the registry once (cargo's log: {})",
+            p.row_name(),
+            first_line(&stderr, "error"),
+            log.display()
+        );
+    }
+    bail!(
+        "{}: the workloads do not compile against {} {} (the oldest supported is {}, see `wsbench list`); the first \
+         compiler error:\n{}\n(cargo's log: {})",
+        p.row_name(),
+        p.krate,
+        p.version,
+        oldest_supported(p.krate),
+        first_compiler_error(&stderr),
+        log.display()
+    )
+}
+
+/// Why `cargo update --precise` refused a version it could query.
+fn version_error(p: &Pinned, stderr: &str, log: &Path) -> anyhow::Error {
+    let mut cause = first_line(stderr, "error");
+    if let Some(by) = stderr.lines().map(str::trim).find(|l| l.starts_with("required by package")) {
+        cause = format!("{cause}, {by}");
+    }
+    if is_unpublished(stderr) {
+        anyhow::anyhow!(
+            "{}: {} {} is not a published version (cargo: {}); see the versions that exist with `cargo info {}` or \
+             https://crates.io/crates/{}/versions",
+            p.row_name(),
+            p.krate,
+            p.version,
+            first_line(stderr, "error"),
+            p.krate,
+            p.krate
+        )
+    } else {
+        anyhow::anyhow!(
+            "{}: {} {} cannot be resolved with wsbench's other dependencies (the oldest supported is {}); cargo \
+             said: {cause} (cargo's log: {})",
+            p.row_name(),
+            p.krate,
+            p.version,
+            oldest_supported(p.krate),
+            log.display()
+        )
+    }
+}
+
+/// Whether cargo's stderr says the registry could not be reached.
+pub fn is_network_failure(stderr: &str) -> bool {
+    let text = stderr.to_ascii_lowercase();
+    [
+        "failed to query replaced source registry",
+        "couldn't connect",
+        "could not connect",
+        "failed to connect",
+        "couldn't resolve host",
+        "could not resolve host",
+        "connection refused",
+        "network failure",
+        "spurious network error",
+        "failed to download",
+        "timed out",
+        "unable to update registry",
+        "failed to get successful http response",
+    ]
+    .iter()
+    .any(|needle| text.contains(needle))
+}
+
+/// Whether cargo's stderr says the version was never published (`cargo
+/// update --precise` of a version the index does not hold), rather than
+/// that another requirement excludes it ("failed to select a version for
+/// the requirement ..., candidate versions found which didn't match").
+pub fn is_unpublished(stderr: &str) -> bool {
+    let text = stderr.to_ascii_lowercase();
+    text.contains("no matching package named") && !text.contains("candidate versions found")
+}
+
+/// The first line starting with `prefix` (trimmed), else the first
+/// non-empty line.
+fn first_line(text: &str, prefix: &str) -> String {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.clone().next().unwrap_or("(no output)");
+    lines.find(|l| l.starts_with(prefix)).unwrap_or(first).to_string()
+}
+
+/// The first compiler error: its `error[...]`/`error:` line and the lines
+/// after it up to the next blank line, at most [`ERROR_LINES`].
+pub fn first_compiler_error(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let is_error =
+        |l: &str| l.starts_with("error[") || (l.starts_with("error:") && !l.starts_with("error: could not compile"));
+    let Some(start) = lines.iter().position(|l| is_error(l)) else { return first_line(stderr, "error") };
+    let block: Vec<&str> =
+        lines[start..].iter().take_while(|l| !l.trim().is_empty()).take(ERROR_LINES).copied().collect();
+    block.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_key_names_crate_version_and_source() {
+        let p = Pinned { sched: "tokio", krate: "tokio", version: "1.0.0-alpha.1".into() };
+        assert_eq!(cache_key(&p, "0123456789ab"), "tokio-1-0-0-alpha-1-0123456789ab");
+    }
+
+    #[test]
+    fn the_first_compiler_error_is_its_block() {
+        let stderr = "   Compiling tokio v1.30.0\nwarning: unused\n\nerror[E0599]: no method named `worker_park_unpark_count`\n  --> workloads/src/rt/tokio_rt.rs:287:60\n   |\n\nerror[E0599]: another\n\nerror: could not compile `wsbench-workloads`\n";
+        assert_eq!(
+            first_compiler_error(stderr),
+            "error[E0599]: no method named `worker_park_unpark_count`\n  --> workloads/src/rt/tokio_rt.rs:287:60\n   |"
+        );
+        assert_eq!(first_compiler_error("error: could not compile `x`\n"), "error: could not compile `x`");
+    }
+
+    #[test]
+    fn cargo_messages_are_told_apart() {
+        // cargo 1.95's words, from `cargo update -p tokio --precise V` in
+        // the scratch crate (dead registry; 1.99.0; 1.0.0).
+        let dead = "error: failed to get `wsbench` as a dependency of package `wsbench-ref`\n\nCaused by:\n  failed to query replaced source registry `crates-io`\n\nCaused by:\n  [7] Couldn't connect to server";
+        assert!(is_network_failure(dead) && !is_unpublished(dead));
+        let missing = "    Updating crates.io index\nerror: no matching package named `tokio` found\nlocation searched: crates.io index\nrequired by package `wsbench-workloads v0.1.0 (/w/workloads)`";
+        assert!(is_unpublished(missing) && !is_network_failure(missing));
+        let excluded = "error: failed to select a version for the requirement `tokio = \"^1.13\"`\ncandidate versions found which didn't match: 1.0.0\nlocation searched: crates.io index\nrequired by package `hyper-util v0.1.21`";
+        assert!(!is_unpublished(excluded) && !is_network_failure(excluded));
+        assert_eq!(first_line("\n  warning: x\nerror: boom\n", "error"), "error: boom");
+        assert_eq!(first_line("\n  just this\n", "error"), "just this");
+    }
+}
