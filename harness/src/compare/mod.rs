@@ -15,6 +15,12 @@
 //! are judged on their pairs instead: the change is the median ratio
 //! current/base over the pairs, and both `p` and the corrected `q` come
 //! from the one-sample t-test on the pairs' log ratios.
+//!
+//! Beside each cell that regressed or improved, the report names the
+//! per-operation figures that moved with it ([`mechanism`]).
+
+mod control;
+pub mod mechanism;
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
@@ -151,6 +157,11 @@ pub struct Comparison {
     pub verdict: Verdict,
     /// Why, when it is not obvious (e.g. every current run failed).
     pub note: String,
+    /// Paired files only: every runtime of the cell's group (same workers,
+    /// workload, parameters, rate) moved alike, the references included:
+    /// a change in code they share (the workloads), shown as
+    /// `regressed (all runtimes)` / `improved (all runtimes)`.
+    pub all_runtimes: bool,
 }
 
 impl Comparison {
@@ -194,6 +205,8 @@ pub struct Report {
     pub only_in_current: Vec<String>,
     /// Environment differences and test-power warnings.
     pub warnings: Vec<String>,
+    /// For each regressed or improved cell, the per-op figures that moved.
+    pub mechanism: Vec<mechanism::CellMechanism>,
 }
 
 impl Report {
@@ -247,82 +260,6 @@ fn decide(comparisons: &mut [Comparison], floors: &Floors) {
     }
 }
 
-/// The reference runtimes (`wsbench_schedulers::REFERENCE_NAMES`, the one
-/// list of their names): code this repository does not change, so in a
-/// comparison of two of our commits they measure the machine.
-const REFERENCES: &[&str] = wsbench_schedulers::REFERENCE_NAMES;
-/// The reference whose cells serve as the control of ours.
-const CONTROL: &str = "tokio";
-
-/// Holds the verdicts up against the control: tokio in the same cell
-/// (same workers, workload, parameters and rate) runs the same workload on
-/// the same machine in the same session, but none of our scheduler code.
-///
-/// - A change of ours that tokio's same metric shows too (rank test
-///   significant, same direction, beyond the floor) is judged on what is
-///   left of it:
-///   `(1 + ours) / (1 + tokio) - 1` must still pass the floor.
-/// - A reference runtime's own change is the machine (or the workload, or
-///   a tokio upgrade) and is reported as a warning, not as a verdict.
-fn hold_against_control(comparisons: &mut [Comparison], floors: &Floors) -> Vec<String> {
-    // The control only has to show that the machine moved: its rank test
-    // and the floor, without the correction for many comparisons.
-    let moved = |o: &Comparison| {
-        let Some(metric) = METRICS.iter().find(|m| m.name == o.metric) else { return false };
-        let floor = if metric.tail { floors.tail_threshold } else { floors.threshold };
-        o.p_value.is_some_and(|p| p < floors.alpha) && o.change.abs() >= floor
-    };
-    let control_change = |c: &Comparison, all: &[Comparison]| {
-        all.iter()
-            .find(|o| {
-                o.cell.scheduler == CONTROL
-                    && o.metric == c.metric
-                    && o.cell.without_scheduler() == c.cell.without_scheduler()
-                    && moved(o)
-            })
-            .map(|o| o.change)
-    };
-    let mut machine = Vec::new();
-    let adjusted: Vec<Option<f64>> = comparisons
-        .iter()
-        .map(|c| {
-            if c.verdict == Verdict::Unchanged
-                || c.metric == "ok_runs"
-                || REFERENCES.contains(&c.cell.scheduler.as_str())
-            {
-                return None;
-            }
-            let control = control_change(c, comparisons)?;
-            (control.signum() == c.change.signum()).then(|| (1.0 + c.change) / (1.0 + control) - 1.0)
-        })
-        .collect();
-    for (c, adjusted) in comparisons.iter_mut().zip(adjusted) {
-        let Some(metric) = METRICS.iter().find(|m| m.name == c.metric) else { continue };
-        if c.verdict == Verdict::Unchanged {
-            continue;
-        }
-        if REFERENCES.contains(&c.cell.scheduler.as_str()) {
-            machine.push(format!("{} {} {:+.1}%", c.cell, c.metric, c.change * 100.0));
-            c.note = format!(
-                "reference runtime: a {} here is the machine or the workload, not our code",
-                c.verdict.as_str()
-            );
-            c.verdict = Verdict::Unchanged;
-            continue;
-        }
-        let Some(left) = adjusted else { continue };
-        let floor = if metric.tail { floors.tail_threshold } else { floors.threshold };
-        let worse = if metric.higher_is_better { -left } else { left };
-        if worse.abs() < floor
-            || worse.signum() != (if metric.higher_is_better { -c.change } else { c.change }).signum()
-        {
-            c.note = format!("{CONTROL} in this cell moved alike; {:+.1}% is left beyond it", left * 100.0);
-            c.verdict = Verdict::Unchanged;
-        }
-    }
-    machine
-}
-
 fn judge(metric: &Metric, cell: &CellKey, base: &[f64], current: &[f64]) -> Option<Comparison> {
     if base.is_empty() || current.is_empty() {
         return None;
@@ -350,6 +287,7 @@ fn judge(metric: &Metric, cell: &CellKey, base: &[f64], current: &[f64]) -> Opti
         paired: false,
         verdict: Verdict::Unchanged,
         note: String::new(),
+        all_runtimes: false,
     })
 }
 
@@ -369,6 +307,7 @@ fn judge_paired(metric: &Metric, cell: &CellKey, pairs: &[(f64, f64)]) -> Option
         paired: true,
         verdict: Verdict::Unchanged,
         note: String::new(),
+        all_runtimes: false,
     })
 }
 
@@ -407,7 +346,7 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
         }
     }
     decide(&mut comparisons, floors);
-    let machine = hold_against_control(&mut comparisons, floors);
+    let machine = control::hold(&mut comparisons, floors, matches!(pairing, Pairing::Paired(_)));
     let direction: BTreeMap<&str, bool> = METRICS.iter().map(|m| (m.name, m.higher_is_better)).collect();
     comparisons.sort_by(|a, b| {
         let bad = |c: &Comparison| c.badness(*direction.get(c.metric).unwrap_or(&true));
@@ -417,12 +356,14 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
     for v in [Verdict::Regressed, Verdict::Improved, Verdict::Unchanged] {
         counts.insert(v.as_str(), comparisons.iter().filter(|c| c.verdict == v).count());
     }
+    let mechanism = explain_verdicts(&comparisons, &base_cells, &current_cells, pairing, floors.alpha);
     let mut warnings = environment_warnings(base, current);
     if !machine.is_empty() {
         warnings.push(format!(
             "the reference runtime changed ({}): the machine, the workload code or tokio differs between the two files; \
-             changes of ours that {CONTROL} shows alike in the same cell are not counted",
-            machine.join(", ")
+             changes of ours that {} shows alike in the same cell are not counted",
+            machine.join(", "),
+            control::CONTROL
         ));
     }
     match pairing {
@@ -459,7 +400,29 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
         only_in_base: only(&base_cells, &current_cells),
         only_in_current: only(&current_cells, &base_cells),
         warnings,
+        mechanism,
     }
+}
+
+/// The per-op figures that moved in each regressed or improved cell.
+fn explain_verdicts(
+    comparisons: &[Comparison],
+    base: &BTreeMap<CellKey, Vec<&RunRecord>>,
+    current: &BTreeMap<CellKey, Vec<&RunRecord>>,
+    pairing: Pairing,
+    alpha: f64,
+) -> Vec<mechanism::CellMechanism> {
+    let mut verdicts: BTreeMap<&CellKey, Vec<String>> = BTreeMap::new();
+    for c in comparisons.iter().filter(|c| c.verdict != Verdict::Unchanged && c.metric != "ok_runs") {
+        let q = c.q_value.map(format_q).unwrap_or_else(|| "-".to_string());
+        let text = format!("{} {} {:+.1}% (q {q})", c.verdict.as_str(), c.metric, c.change * 100.0);
+        verdicts.entry(&c.cell).or_default().push(text);
+    }
+    let cells: Vec<_> = verdicts
+        .into_iter()
+        .filter_map(|(key, texts)| Some((key.clone(), texts, base.get(key)?.clone(), current.get(key)?.clone())))
+        .collect();
+    mechanism::explain(&cells, matches!(pairing, Pairing::Paired(_)), alpha)
 }
 
 /// The warning about cells whose run counts (ok base runs, ok current
@@ -504,6 +467,7 @@ fn all_failed(key: &CellKey, base_ok: usize, current_runs: &[&RunRecord]) -> Com
         paired: false,
         verdict: Verdict::Regressed,
         note: format!("every current run failed: {}", errors.join("; ")),
+        all_runtimes: false,
     }
 }
 
@@ -616,8 +580,9 @@ pub fn render_markdown(report: &Report) -> String {
         .iter()
         .map(|c| {
             let fmt = |v: f64| metric_of(c.metric).map(|m| m.format(v)).unwrap_or_else(|| format!("{v:.0}"));
+            let scope = if c.all_runtimes { " (all runtimes)" } else { "" };
             vec![
-                c.verdict.as_str().to_string(),
+                format!("{}{scope}", c.verdict.as_str()),
                 c.cell.to_string(),
                 c.metric.to_string(),
                 fmt(c.base),
@@ -641,6 +606,7 @@ pub fn render_markdown(report: &Report) -> String {
         rows,
     };
     out.push_str(&table.render_markdown());
+    out.push_str(&mechanism::render(&report.mechanism, report.alpha));
     for (title, cells) in
         [("Cells only in base", &report.only_in_base), ("Cells only in current", &report.only_in_current)]
     {

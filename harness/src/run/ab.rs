@@ -20,7 +20,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::data::load::ResultsFile;
 use crate::data::record::{RunRecord, Status};
 use crate::stats::median;
-use crate::stats::ttest::student_t_two_sided;
+use crate::stats::ttest::one_sample_t_p;
 
 /// `extras` key: the A/B invocation's session number.
 pub const SESSION: &str = "ab_session";
@@ -131,21 +131,7 @@ pub fn paired_test(pairs: &[(f64, f64)]) -> Option<PairedTest> {
     }
     let change = median(&finite) - 1.0;
     let positive = pairs.iter().all(|&(b, c)| b > 0.0 && c > 0.0);
-    let p = (pairs.len() >= 2 && positive).then(|| {
-        let d: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
-        let n = d.len() as f64;
-        let mean = d.iter().sum::<f64>() / n;
-        let var = d.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
-        if var == 0.0 {
-            if mean == 0.0 {
-                1.0
-            } else {
-                0.0
-            }
-        } else {
-            student_t_two_sided(mean / (var / n).sqrt(), n - 1.0)
-        }
-    });
+    let p = positive.then(|| one_sample_t_p(&ratios.iter().map(|r| r.ln()).collect::<Vec<_>>())).flatten();
     Some(PairedTest { change, p })
 }
 

@@ -110,12 +110,23 @@ fn mean_and_variance(values: &[f64]) -> (f64, f64) {
 /// side or any value that is not positive and finite. When neither side
 /// varies at all, 1 for equal sides and 0 otherwise.
 pub fn welch_log_p(a: &[f64], b: &[f64]) -> Option<f64> {
-    if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|v| !(v.is_finite() && *v > 0.0)) {
+    if a.iter().chain(b).any(|v| !(v.is_finite() && *v > 0.0)) {
         return None;
     }
     let la: Vec<f64> = a.iter().map(|v| v.ln()).collect();
     let lb: Vec<f64> = b.iter().map(|v| v.ln()).collect();
-    let ((ma, va), (mb, vb)) = (mean_and_variance(&la), mean_and_variance(&lb));
+    welch_p(&la, &lb)
+}
+
+/// Two-sided p-value of Welch's t-test on the values as they are (for
+/// figures that can be 0, whose logarithm has no value). `None` with fewer
+/// than 2 values on a side or a value that is not finite. When neither
+/// side varies at all, 1 for equal sides and 0 otherwise.
+pub fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {
+    if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|v| !v.is_finite()) {
+        return None;
+    }
+    let ((ma, va), (mb, vb)) = (mean_and_variance(a), mean_and_variance(b));
     let (sa, sb) = (va / a.len() as f64, vb / b.len() as f64);
     let se2 = sa + sb;
     if se2 == 0.0 {
@@ -125,6 +136,22 @@ pub fn welch_log_p(a: &[f64], b: &[f64]) -> Option<f64> {
     // Welch–Satterthwaite degrees of freedom.
     let df = se2 * se2 / (sa * sa / (a.len() - 1) as f64 + sb * sb / (b.len() - 1) as f64);
     Some(student_t_two_sided(t, df))
+}
+
+/// Two-sided p-value of the one-sample t-test of mean 0 on `d` (the
+/// differences, or log ratios, of pairs). `None` with fewer than 2 values
+/// or one that is not finite. Values that do not vary at all give p = 1
+/// when they are all 0 and p = 0 otherwise.
+pub fn one_sample_t_p(d: &[f64]) -> Option<f64> {
+    if d.len() < 2 || d.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let n = d.len() as f64;
+    let (mean, var) = mean_and_variance(d);
+    if var == 0.0 {
+        return Some(if mean == 0.0 { 1.0 } else { 0.0 });
+    }
+    Some(student_t_two_sided(mean / (var / n).sqrt(), n - 1.0))
 }
 
 /// Benjamini–Hochberg adjusted p-values (q-values), in the input order: a
