@@ -120,7 +120,7 @@ fn no_registry_and_nothing_cached_is_a_named_error() {
     run.code(2).stderr_has(&[
         "building tokio 1.50.0 reference, first use",
         "tokio@1.50.0: no registry reachable and nothing cached",
-        "no cached build for this wsbench commit",
+        "no cached build for this wsbench source",
     ]);
     assert!(!dir.join("x.csv").exists(), "nothing ran, nothing written");
     assert!(!refs.join("bin").exists(), "nothing cached");

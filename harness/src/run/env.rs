@@ -164,7 +164,7 @@ fn numa_nodes(dir: &Path) -> Option<usize> {
 }
 
 /// The source tree's commit; `unknown` outside a git checkout.
-pub(crate) fn git_sha() -> String {
+fn git_sha() -> String {
     let source_dir = env!("CARGO_MANIFEST_DIR");
     let run = |args: &[&str]| {
         Command::new("git")

@@ -28,6 +28,37 @@ pub fn version_of(lock: &str, name: &str) -> Option<String> {
     found
 }
 
+/// Every `(name, version)` package of the lockfile text, in file order.
+pub fn packages(lock: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut lines = lock.lines().map(str::trim).peekable();
+    while let Some(line) = lines.next() {
+        if line != "[[package]]" {
+            continue;
+        }
+        let name = lines.next().and_then(|l| quoted(l, "name"));
+        let version = lines.next().and_then(|l| quoted(l, "version"));
+        if let (Some(name), Some(version)) = (name, version) {
+            out.push((name.to_string(), version.to_string()));
+        }
+    }
+    out
+}
+
+/// The packages of `new` whose version differs from `old`'s (listed once
+/// in each), as `name old -> new`.
+pub fn moved(old: &str, new: &str) -> Vec<String> {
+    let new_packages = packages(new);
+    let mut out = Vec::new();
+    for (name, version) in &new_packages {
+        let Some(before) = version_of(old, name) else { continue };
+        if &before != version && new_packages.iter().filter(|(n, _)| n == name).count() == 1 {
+            out.push(format!("{name} {before} -> {version}"));
+        }
+    }
+    out
+}
+
 /// The value of a `key = "value"` line.
 fn quoted<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     let rest = line.strip_prefix(key)?.trim_start().strip_prefix('=')?.trim();
@@ -66,6 +97,15 @@ version = "0.9.2"
     fn a_package_listed_once_has_its_version() {
         assert_eq!(version_of(LOCK, "tokio").as_deref(), Some("1.50.0"));
         assert_eq!(version_of(LOCK, "tokio-macros").as_deref(), Some("2.5.0"));
+    }
+
+    #[test]
+    fn packages_are_listed_and_moves_named() {
+        let names: Vec<String> = packages(LOCK).into_iter().map(|(n, v)| format!("{n} {v}")).collect();
+        assert_eq!(names, ["tokio 1.50.0", "tokio-macros 2.5.0", "rand 0.8.5", "rand 0.9.2"]);
+        let newer = LOCK.replace("1.50.0", "1.54.1").replace("2.5.0", "2.6.0");
+        assert_eq!(moved(&newer, LOCK), ["tokio 1.54.1 -> 1.50.0", "tokio-macros 2.6.0 -> 2.5.0"]);
+        assert!(moved(LOCK, LOCK).is_empty());
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! Building the binary of a versioned row, once.
 //!
 //! Steps, for `tokio@1.50.0` (`smol@V` pins `async-executor` the same way):
-//! 1. the cache key is (crate, version, this wsbench's commit; a tree with
-//!    uncommitted changes adds a hash of `git diff HEAD`); a binary cached
-//!    under `target/wsbench-refs/bin/` for it is used as it is;
+//! 1. the cache key is (crate, version, this wsbench's source: a hash of
+//!    the files it is compiled from, so a commit and the same tree before
+//!    it was committed share one build); a binary cached under
+//!    `target/wsbench-refs/bin/` for it is used as it is;
 //! 2. else a scratch crate under `target/wsbench-refs/src/KEY/`: a `main`
 //!    that calls `wsbench::main` (the whole CLI, so the same child-process
 //!    protocol), depending on this source tree's harness by path, with
@@ -46,19 +47,52 @@ const ERROR_LINES: usize = 12;
 pub fn refs_root() -> PathBuf {
     match std::env::var_os(REFS_DIR_ENV) {
         Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => Path::new(HARNESS_DIR).join("..").join("target").join("wsbench-refs"),
+        _ => workspace_dir().join("target").join("wsbench-refs"),
     }
 }
 
-/// The source's identity in the cache key: the commit, plus a hash of the
-/// uncommitted changes to tracked files when there are any.
-fn source_id() -> String {
-    let sha = crate::run::env::git_sha();
-    let Some(commit) = sha.strip_suffix("-dirty") else { return sha.chars().take(12).collect() };
-    let diff = Command::new("git").arg("-C").arg(HARNESS_DIR).args(["diff", "HEAD"]).output();
+/// The workspace around the harness's source.
+fn workspace_dir() -> PathBuf {
+    let harness = Path::new(HARNESS_DIR);
+    harness.parent().unwrap_or(harness).to_path_buf()
+}
+
+/// The crates a versioned binary is compiled from.
+const SOURCE_CRATES: [&str; 3] = ["harness", "workloads", "schedulers"];
+
+/// The source's identity in the cache key: a hash of what the binary is
+/// compiled from (each crate's `src/`, `build.rs` and `Cargo.toml`, the
+/// workspace's `Cargo.toml` and `Cargo.lock`), so a commit and the same
+/// tree uncommitted share a build, and any edit makes a new one.
+fn source_id() -> Result<String> {
+    let root = workspace_dir();
+    let mut files = vec![root.join("Cargo.toml"), root.join("Cargo.lock")];
+    for krate in SOURCE_CRATES {
+        let dir = root.join(krate);
+        files.extend([dir.join("Cargo.toml"), dir.join("build.rs")]);
+        collect_files(&dir.join("src"), &mut files)?;
+    }
+    files.sort();
     let mut hasher = std::hash::DefaultHasher::new();
-    diff.map(|o| o.stdout).unwrap_or_default().hash(&mut hasher);
-    format!("{}-dirty{:016x}", &commit[..commit.len().min(12)], hasher.finish())
+    for file in files.iter().filter(|f| f.is_file()) {
+        file.strip_prefix(&root).unwrap_or(file).hash(&mut hasher);
+        std::fs::read(file).with_context(|| format!("cannot read `{}`", file.display()))?.hash(&mut hasher);
+    }
+    Ok(format!("src{:016x}", hasher.finish()))
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("cannot read wsbench's source `{}`", dir.display()))?;
+    for entry in entries {
+        let path = entry.with_context(|| format!("cannot read `{}`", dir.display()))?.path();
+        if path.is_dir() {
+            collect_files(&path, out)?;
+        } else {
+            out.push(path);
+        }
+    }
+    Ok(())
 }
 
 /// A file-name-safe cache key.
@@ -70,7 +104,7 @@ fn cache_key(p: &Pinned, source: &str) -> String {
 /// The cached binary of `p`, built first when there is none.
 pub fn ensure_built(p: &Pinned, quiet: bool) -> Result<Built> {
     let root = refs_root();
-    let key = cache_key(p, &source_id());
+    let key = cache_key(p, &source_id()?);
     let (bin, lock) = (root.join("bin").join(&key), root.join("bin").join(format!("{key}.lock")));
     if bin.is_file() && lock.is_file() {
         let text = std::fs::read_to_string(&lock).with_context(|| format!("cannot read `{}`", lock.display()))?;
@@ -88,6 +122,17 @@ pub fn ensure_built(p: &Pinned, quiet: bool) -> Result<Built> {
     }
     write_scratch(&scratch, &key)?;
     let offline = pin_version(p, &scratch, &root, &log, &bin)?;
+    let workspace_lock = std::fs::read_to_string(workspace_dir().join("Cargo.lock")).unwrap_or_default();
+    let pinned_lock = std::fs::read_to_string(scratch.join("Cargo.lock")).unwrap_or_default();
+    let moved = crate::run::lockfile::moved(&workspace_lock, &pinned_lock);
+    if !quiet && !moved.is_empty() {
+        eprintln!(
+            "pinned {} {} with these packages moved from wsbench's lockfile: {}",
+            p.krate,
+            p.version,
+            moved.join(", ")
+        );
+    }
     compile(p, &scratch, &root, &log, offline)?;
     let built = root.join("target").join("release").join(bin_name(&key));
     std::fs::create_dir_all(root.join("bin")).with_context(|| format!("cannot create `{}`", root.display()))?;
@@ -106,7 +151,7 @@ fn bin_name(key: &str) -> String {
 /// Step 2: the scratch crate.
 fn write_scratch(scratch: &Path, key: &str) -> Result<()> {
     let harness = Path::new(HARNESS_DIR);
-    let workspace_lock = harness.join("..").join("Cargo.lock");
+    let workspace_lock = workspace_dir().join("Cargo.lock");
     if !workspace_lock.is_file() {
         bail!(
             "a versioned row is built from wsbench's source tree, and `{}` is not there (this binary was built \
@@ -159,11 +204,15 @@ fn run_logged(mut cmd: Command, log: &Path) -> Result<(bool, String)> {
     Ok((out.status.success(), stderr))
 }
 
+/// At most this many packages that depend on the pinned crate are moved
+/// to fit it (step 3b) before the version counts as excluded.
+const MAX_MOVED: usize = 8;
+
 /// Step 3. Returns whether the registry was out of reach (then the build
 /// runs `--offline` too).
 fn pin_version(p: &Pinned, scratch: &Path, root: &Path, log: &Path, bin: &Path) -> Result<bool> {
     let _ = std::fs::remove_file(log);
-    let update = |offline: bool| {
+    let precise = |offline: bool| {
         let mut cmd = cargo(scratch, root);
         cmd.args(["update", "-p", p.krate, "--precise", &p.version]);
         if offline {
@@ -171,27 +220,75 @@ fn pin_version(p: &Pinned, scratch: &Path, root: &Path, log: &Path, bin: &Path) 
         }
         run_logged(cmd, log)
     };
-    let (ok, stderr) = update(false)?;
+    let (ok, online_err) = precise(false)?;
     if ok {
         return Ok(false);
     }
-    if !is_network_failure(&stderr) {
-        return Err(version_error(p, &stderr, log));
+    if !is_network_failure(&online_err) {
+        move_dependents(p, scratch, root, log, &online_err, false)?;
+        return Ok(false);
     }
-    let (ok, offline_err) = update(true)?;
+    let (ok, offline_err) = precise(true)?;
     if ok {
+        return Ok(true);
+    }
+    if blocker(&offline_err).is_some() && !is_unpublished(&offline_err) {
+        move_dependents(p, scratch, root, log, &offline_err, true)?;
         return Ok(true);
     }
     bail!(
         "{}: no registry reachable and nothing cached: cargo could not reach the crates.io registry ({}), there \
-         is no cached build for this wsbench commit (`{}`), and cargo's local cache cannot supply it offline ({}); \
+         is no cached build for this wsbench source (`{}`), and cargo's local cache cannot supply it offline ({}); \
          connect to the registry once, or drop the row (cargo's log: {})",
         p.row_name(),
-        first_line(&stderr, "error"),
+        first_line(&online_err, "error"),
         bin.display(),
         first_line(&offline_err, "error"),
         log.display()
     )
+}
+
+/// The package whose requirement excluded the version: the first
+/// `required by package `NAME vX`` line of cargo's error.
+fn blocker(stderr: &str) -> Option<String> {
+    let line = stderr.lines().map(str::trim).find(|l| l.starts_with("required by package `"))?;
+    let name = line.strip_prefix("required by package `")?.split(' ').next()?;
+    Some(name.to_string())
+}
+
+/// Step 3b, when a package that depends on the pinned crate requires a
+/// newer one (tokio-util 0.7.20 needs tokio ^1.51): the pinned crate
+/// becomes an exact requirement of the scratch crate, and cargo moves the
+/// packages its errors name (and only those) to versions that fit it,
+/// each found in turn.
+fn move_dependents(p: &Pinned, scratch: &Path, root: &Path, log: &Path, first: &str, offline: bool) -> Result<()> {
+    if is_unpublished(first) || blocker(first).is_none() {
+        return Err(version_error(p, first, log));
+    }
+    let manifest = scratch.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).with_context(|| format!("cannot read `{}`", manifest.display()))?;
+    let exact = format!("{} = {{ version = \"={}\", default-features = false }}\n", p.krate, p.version);
+    let text = text.replacen("[dependencies]\n", &format!("[dependencies]\n{exact}"), 1);
+    std::fs::write(&manifest, text).with_context(|| format!("cannot write `{}`", manifest.display()))?;
+    let mut unlocked = vec![p.krate.to_string()];
+    let mut err = first.to_string();
+    while let Some(next) = blocker(&err).filter(|b| !unlocked.contains(b) && unlocked.len() <= MAX_MOVED) {
+        unlocked.push(next);
+        let mut cmd = cargo(scratch, root);
+        cmd.arg("update");
+        for name in &unlocked {
+            cmd.args(["-p", name]);
+        }
+        if offline {
+            cmd.arg("--offline");
+        }
+        let (ok, stderr) = run_logged(cmd, log)?;
+        if ok {
+            return Ok(());
+        }
+        err = stderr;
+    }
+    Err(version_error(p, &err, log))
 }
 
 /// Step 4.
@@ -317,7 +414,10 @@ mod tests {
     #[test]
     fn the_cache_key_names_crate_version_and_source() {
         let p = Pinned { sched: "tokio", krate: "tokio", version: "1.0.0-alpha.1".into() };
-        assert_eq!(cache_key(&p, "0123456789ab"), "tokio-1-0-0-alpha-1-0123456789ab");
+        assert_eq!(cache_key(&p, "src0123456789abcdef"), "tokio-1-0-0-alpha-1-src0123456789abcdef");
+        let id = source_id().unwrap();
+        assert_eq!(id, source_id().unwrap(), "the same tree, the same key");
+        assert!(id.len() == 19 && id.starts_with("src"), "{id}");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! A versioned row runs in a binary of its own: this wsbench's whole CLI
 //! (`wsbench::main`, so the child-process protocol is the same code) built
 //! against exactly that version ([`build`]). It is built once per
-//! (crate, version, wsbench commit), cached under `target/wsbench-refs/`,
+//! (crate, version, wsbench source), cached under `target/wsbench-refs/`,
 //! and each run of the row is a child process of it, like every run of
 //! every row.
 //!
@@ -48,14 +48,25 @@ pub const PINNABLE: [Pinnable; 3] = [
     },
 ];
 
-/// The oldest version of each pinnable crate the workloads compile
-/// against, as built here (see the CHANGELOG: tokio's worker park/unpark
-/// metrics, which every tokio row reports, appeared in 1.39.0).
-pub const OLDEST_SUPPORTED: [(&str, &str); 2] = [("tokio", "1.39.0"), ("async-executor", "1.5.0")];
+/// The oldest version of each pinnable crate known to build and run the
+/// workloads here, and what is known below it.
+pub const OLDEST_SUPPORTED: [(&str, &str, &str); 2] = [
+    (
+        "tokio",
+        "1.50.0",
+        "built and run here; before 1.39.0 tokio lacks the worker park/unpark metrics every tokio row reads, \
+         1.39.0 to 1.49.x are untried",
+    ),
+    ("async-executor", "1.14.1", "the locked version; older ones are untried"),
+];
 
 /// The oldest supported version of `krate`.
 pub fn oldest_supported(krate: &str) -> &'static str {
-    OLDEST_SUPPORTED.iter().find(|(k, _)| *k == krate).map_or("(unknown)", |(_, v)| v)
+    OLDEST_SUPPORTED.iter().find(|(k, ..)| *k == krate).map_or("(unknown)", |(_, v, _)| v)
+}
+
+fn oldest_note(krate: &str) -> &'static str {
+    OLDEST_SUPPORTED.iter().find(|(k, ..)| *k == krate).map_or("", |(.., note)| note)
 }
 
 /// A versioned reference row.
@@ -221,16 +232,18 @@ pub fn listing() -> String {
         "\nPublished versions as rows (--sched NAME@VERSION, e.g. tokio@1.50.0,tokio,steal-half):\n  \
          a reference pinned to one published release, built on first use against this wsbench's workloads\n  \
          (a few minutes; needs the crates.io registry or cargo's local cache), cached by (crate, version,\n  \
-         wsbench commit) under target/wsbench-refs/, and run in the same invocation as every other row.\n  \
+         wsbench source) under target/wsbench-refs/, and run in the same invocation as every other row.\n  \
          Each row's runtime_version column records the versions it ran (plain tokio/smol rows too).\n",
     );
     for p in PINNABLE {
         out.push_str(&format!(
-            "  {:<24} pins {}: {}; oldest supported {}\n",
+            "  {:<24} pins {}: {}\n  {:<24} oldest supported {} ({})\n",
             format!("{}@VERSION", p.sched),
             p.krate,
             p.about,
-            oldest_supported(p.krate)
+            "",
+            oldest_supported(p.krate),
+            oldest_note(p.krate)
         ));
     }
     let own = |name: &str| {
