@@ -115,9 +115,9 @@ fn a_20_percent_drop_planted_in_one_cell_is_reported() {
 }
 
 /// One of the six A/B invocations of one binary against itself
-/// (`run --base-bin`, committed under results/issue17-identical-code/ab/).
+/// (`run --base-bin`, committed under results/compare-identical-code/ab/).
 fn ab_trial(name: &str) -> (ResultsFile, ResultsFile) {
-    let dir: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/issue17-identical-code/ab").join(name);
+    let dir: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/compare-identical-code/ab").join(name);
     let read = |f: &str| load(&dir.join(f)).unwrap_or_else(|e| panic!("{}/{f}: {e:#}", dir.display()));
     (read("base.csv"), read("current.csv"))
 }

@@ -6,7 +6,7 @@
 //! two independent runs and judge each cell on the pairs.
 //!
 //! Why: two files recorded minutes apart on a shared machine differ by far
-//! more than the runs inside each file (results/issue17-identical-code/:
+//! more than the runs inside each file (results/compare-identical-code/:
 //! up to +200 % on one cell), so any test that treats the two files as
 //! independent samples calls that drift a regression. Inside a pair both
 //! sides see the same machine; the ratio current/base of each pair keeps
