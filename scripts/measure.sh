@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measurements of how this machine behaves (issue 25): claims that once
-# were tests but depend on the machine, so they are not in the README's
+# were tests but depend on the machine, so they are not in the
 # test command (`cargo test --workspace --release`):
 #   cpu-known-answer      CPU per request of calibrated spin on steal-half,
 #                         tokio and smol, against the margins the old test

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates every figure the top-level README shows from data committed
+# Regenerates every figure the README and the book (docs/src/) show, and the
+# figures quoted in results/<topic>/README.md, from data committed
 # under results/baseline/readme/, with the wsbench of this checkout, and
 # prints the commit that recorded each data file (its git_sha column;
 # `-dirty`: recorded from a tree with uncommitted changes).
@@ -15,17 +16,17 @@
 #                                       (tiny-ab-*, tiny-now-*: about 3 minutes), which the
 #                                       CLI reads only at the current CSV schema version
 #
-# Figures (README section: data -> figure):
-#   "A scaling chart": skewed-scaling.csv -> skewed-p99.png (`wsbench plot`), and the
-#       skewed p99 bands (median, min..max per cell) the README's reading quotes
-#   "A compare report": tiny-ab-base.csv, tiny-ab-current.csv (one A/B invocation of one
+# Figures (where shown: data -> figure):
+#   docs/src/tour.md, "A scaling chart": skewed-scaling.csv -> skewed-p99.png (`wsbench plot`), and the
+#       skewed p99 bands (median, min..max per cell) the chart's reading refers to
+#   docs/src/tour.md, "A compare report": tiny-ab-base.csv, tiny-ab-current.csv (one A/B invocation of one
 #       binary, `run --base-bin`) -> compare-tiny-ab.md and its summary line; tiny-now-a.csv,
 #       tiny-now-b.csv (two separate invocations) -> compare-tiny.md and its summary line
-#   "What a request costs": cpu-per-request.csv -> the CPU-per-request table's medians,
+#   results/cpu-per-request/README.md: cpu-per-request.csv -> the CPU-per-request table's medians,
 #       ratios and per-run ranges
-#   task-align and the global-queue interval (section "The runtimes"): task-align.csv,
-#       global-interval.csv -> the ratios and counts the README quotes
-#   "The history, change points and the HTML report": tiny-now-{a,b}.csv -> report.png
+#   results/task-align/README.md, results/global-interval/README.md: task-align.csv,
+#       global-interval.csv -> the ratios and counts they quote
+#   docs/src/comparing.md (and the README): tiny-now-{a,b}.csv -> report.png
 #       (`wsbench history add`, `wsbench report`, a headless Chromium screenshot;
 #       skipped, saying so, without chromium)
 #
@@ -116,17 +117,17 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 rc=0
 "$bin" compare "$data/tiny-now-a.csv" "$data/tiny-now-b.csv" --out "$out/compare-tiny.md" --force >"$scratch/compare.txt" || rc=$?
 [ "$rc" -le 1 ] || { cat "$scratch/compare.txt" >&2; echo "error: wsbench compare failed ($rc)" >&2; exit 1; }
-echo "wrote $out/compare-tiny.md; its summary line (quoted in the README):"
+echo "wrote $out/compare-tiny.md; its summary line (quoted in the book):"
 grep -m 1 '^\*\*' "$out/compare-tiny.md" | sed 's/^/  /'
 
 # 2b. The A/B compare report of one binary against itself.
 rc=0
 "$bin" compare "$data/tiny-ab-base.csv" "$data/tiny-ab-current.csv" --out "$out/compare-tiny-ab.md" --force >"$scratch/compare-ab.txt" || rc=$?
 [ "$rc" -le 1 ] || { cat "$scratch/compare-ab.txt" >&2; echo "error: wsbench compare failed ($rc)" >&2; exit 1; }
-echo "wrote $out/compare-tiny-ab.md; its summary line (quoted in the README):"
+echo "wrote $out/compare-tiny-ab.md; its summary line (quoted in the book):"
 grep -m 1 '^\*\*' "$out/compare-tiny-ab.md" | sed 's/^/  /'
 
-# 2c. The figures the README quotes from the other data files.
+# 2c. The figures results/<topic>/README.md quote from the other data files.
 python3 - "$data" <<'EOF'
 import csv, statistics, sys
 data = sys.argv[1]

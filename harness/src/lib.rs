@@ -30,8 +30,7 @@
 //! A binary of your own gets the whole CLI (`list`, `run`, `compare`,
 //! `plot`, ...) with extra schedulers in it: register them with
 //! `wsbench_schedulers::register` first, then hand over to [`main`] (see
-//! `examples/custom_policy.rs` and the README, "Adding your own
-//! scheduler"). [`main`] also serves the child processes the harness
+//! `examples/custom_policy.rs` and the book, `docs/src/extending.md`). [`main`] also serves the child processes the harness
 //! starts for each run (they re-run the same binary), so register in
 //! `main` before anything else.
 #![forbid(unsafe_code)]
@@ -76,7 +75,7 @@ pub mod internals {
 /// The whole `wsbench` command line: parses `std::env::args`, runs the
 /// command, prints an error (`Error: ...`, written by [`exit::render`]) and
 /// returns the exit status (0 success, 1 a negative answer, 2 an error; see
-/// the README). Standard output goes through [`stdout`], so a closed pipe
+/// `docs/src/output.md`). Standard output goes through [`stdout`], so a closed pipe
 /// never panics.
 pub fn main() -> std::process::ExitCode {
     let code = match app::run() {

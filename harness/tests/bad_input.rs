@@ -1,5 +1,5 @@
 //! Bad input: every error names the option and the value, lists what is
-//! allowed, exits 2 (as clap's own usage errors do; the README says so)
+//! allowed, exits 2 (as clap's own usage errors do; `docs/src/output.md` says so)
 //! and leaves no file behind.
 
 mod common;

@@ -1,4 +1,4 @@
-//! The out-of-tree path of the README's "Adding your own scheduler": the
+//! The out-of-tree path of the book's "Extending" (`docs/src/extending.md`): the
 //! `custom_policy` example (a policy written with the public extension API
 //! only, registered in its own `main`, then the whole wsbench CLI) runs the
 //! issue's command, and its rows are measured like any other — also in the

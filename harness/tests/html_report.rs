@@ -39,7 +39,7 @@ fn night(i: usize) -> String {
 }
 
 /// A history of 20 nights and a run directory with a comparison and a
-/// worker sweep (the README's committed scaling CSV, `skewed` at 1, 2, 4 workers).
+/// worker sweep (the committed scaling CSV the book's tour draws, `skewed` at 1, 2, 4 workers).
 fn setup(dir: &Path) {
     let mut args: Vec<String> = ["history", "add", "--db", "h.sqlite"].map(String::from).to_vec();
     for i in 0..20 {

@@ -2,7 +2,7 @@
 //! meaningless are refused naming the value and what is allowed (exit 2);
 //! every message is one clean line (no `Error: error:`, no doubled OS
 //! error, no bare Rust parse error, long values cut); units are stated
-//! and written as the README says.
+//! and written as the book (`docs/src/`) says.
 
 mod common;
 
@@ -106,8 +106,8 @@ fn threshold_is_a_percentage_and_alpha_a_fraction() {
     rejects(&["history", "detect", "--tail-threshold", "0.1"], &["`0.1` is ambiguous", "`10%`"]);
     let help = wsbench_in(&scratch("help"), &["help", "compare"]);
     help.ok().stdout_has(&["a percentage (`5%`", "a fraction in (0, 1)", "Benjamini-Hochberg q-value"]);
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
-    assert!(readme.contains("`--alpha` (a fraction, 0.05;"), "README describes --alpha as help does");
+    let book = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/src/comparing.md")).unwrap();
+    assert!(book.contains("`--alpha` (a fraction, 0.05;"), "the book describes --alpha as help does");
 }
 
 #[test]

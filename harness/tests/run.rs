@@ -462,7 +462,7 @@ fn lifo_steal_knobs_run_every_workload_at_1_2_and_128_workers() {
             "--knob",
             "steal-passes=4",
             // No yielding stall in the busy benches: on a loaded machine a
-            // busy2 iteration can take seconds (README, "The runtimes").
+            // busy2 iteration can take seconds (`docs/src/troubleshooting.md`).
             "--param",
             "stall-us=0",
             "--runs",

@@ -33,7 +33,7 @@ fn every_workload_runs_with_per_worker_timers_at_1_2_and_128_workers() {
             "timer=per-worker",
             // The busy benches' stall yields the thread; on a loaded machine
             // `per-worker`'s inbox then waits whole time slices per poll and a
-            // busy2 iteration can pass the watchdog (README, "The runtimes").
+            // busy2 iteration can pass the watchdog (`docs/src/troubleshooting.md`).
             // Without the stall they keep their shape and stay quick.
             "--param",
             "stall-us=0",

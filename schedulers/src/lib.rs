@@ -4,8 +4,8 @@
 //! Every variant shares one runtime core — task cells, wakers, `JoinHandle`,
 //! an epoll reactor (mio), a hierarchical timer wheel and a blocking pool —
 //! and plugs a different policy into it behind one trait
-//! (`policy::Policy`), with static dispatch. See `../shared/DESIGN.md` and
-//! the README.
+//! (`policy::Policy`), with static dispatch. See the book:
+//! `docs/src/design.md` and `docs/src/schedulers.md`.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 

@@ -16,13 +16,13 @@
 //! This module is how a policy written in another crate runs on the same
 //! runtime core as ours: implement [`Policy`], describe it with a
 //! [`crate::PolicyInfo`], and [`crate::register`] it; it is then a
-//! `--sched` name like any built-in (see the README, "Adding your own
-//! scheduler", and `harness/examples/custom_policy.rs`). The extension API is
+//! `--sched` name like any built-in (see the book,
+//! `docs/src/extending.md`, and `harness/examples/custom_policy.rs`). The extension API is
 //! [`Policy`], [`Notified`], [`WorkerRef`], [`Origin`], [`Wake`], [`Event`],
 //! [`crate::PolicyInfo`], [`crate::WorkerRule`], [`crate::register`] and
 //! [`crate::knobs::CORE_KNOBS`]. It is young: it may change between versions
 //! (new methods get default bodies where they can), and a change is listed
-//! in the README.
+//! in `CHANGELOG.md`.
 //!
 //! A registered policy is dispatched through one virtual call per spawn and
 //! per wake (its tasks hold a `dyn` handle to the runtime); the worker loop

@@ -15,8 +15,8 @@
 //! empty at its next `take` (or gets nothing back from `put`) and goes on
 //! with its ring. Nobody is woken for a slot task: a push into the slot
 //! notifies peers by the same rule as with `lifo-steal=off`, so the slot is
-//! taken only by workers that are searching anyway (see the README,
-//! "Stealable LIFO slot", for why: tokio 1.51's CPU regression).
+//! taken only by workers that are searching anyway (see the book,
+//! `docs/src/schedulers.md`, "Stealable LIFO slot", for why: tokio 1.51's CPU regression).
 
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
