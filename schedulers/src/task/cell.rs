@@ -45,15 +45,13 @@ pub(crate) struct Header {
 /// moves 64-byte lines in pairs) so that tasks spawned back to back, then
 /// run on different workers, share no line pair. Here it is a knob, default
 /// packed, because on the 2-core machine this was built on it bought
-/// nothing measurable (`yield-many` at 2 workers, knob swept in the same
-/// processes: 5.60 ms/iter at 128 vs 5.65 packed) and cost a lot: the
-/// slack below lifts small cells out of glibc's fastbins (chunks up to
-/// 128 B), so `spawn-many-local` went 1.77 → 3.33 ms/iter, and each task
-/// costs up to 112 B more. Measure it with `--knob task-align=none,128`
-/// where the cores exist.
+/// nothing measurable and cost time on spawn-heavy benches (the slack below
+/// lifts small cells out of glibc's fastbins, chunks up to 128 B), and each
+/// task costs up to 112 B more; the figures are in `results/task-align/`.
+/// Measure it with `--knob task-align=none,128` where the cores exist.
 ///
 /// The alignment is not asked of the allocator: `posix_memalign` bypasses
-/// malloc's thread cache and made `spawn-many-local` 2.3x slower still. The
+/// malloc's thread cache, which made `spawn-many-local` slower still. The
 /// cell is placed at the first boundary inside an ordinary 16-byte-aligned
 /// allocation with `boundary - 16` bytes of slack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
