@@ -26,7 +26,7 @@
 #       ratios and per-run ranges
 #   results/task-align/README.md, results/global-interval/README.md: task-align.csv,
 #       global-interval.csv -> the ratios and counts they quote
-#   docs/src/comparing.md (and the README): tiny-now-{a,b}.csv -> report.png
+#   docs/src/comparing.md: tiny-now-{a,b}.csv -> report.png
 #       (`wsbench history add`, `wsbench report`, a headless Chromium screenshot;
 #       skipped, saying so, without chromium)
 #

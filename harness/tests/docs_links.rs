@@ -181,3 +181,14 @@ fn the_link_parser_skips_code_and_finds_links() {
     let targets: Vec<_> = link_targets(text).into_iter().map(|(_, t)| t).collect();
     assert_eq!(targets, ["x.md", "p.png"]);
 }
+
+#[test]
+fn the_readme_is_short() {
+    // The README is the front page; the manual is the book (issue 33).
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(lines <= 250, "README.md has {lines} lines; at most 250 (move the rest into docs/src/)");
+    for command in ["cargo run --release -p wsbench -- --sched steal-half --workers 128", "cargo test --workspace --release"] {
+        assert!(readme.contains(command), "README.md no longer shows `{command}`");
+    }
+}
