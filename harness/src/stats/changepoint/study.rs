@@ -2,7 +2,7 @@
 //! reproduced by `cargo test --release -p wsbench sensitivity_table --
 //! --ignored --nocapture` (about a minute; `results/changepoints/README.md`
 //! holds its output). Ignored because it is a measurement, not a property:
-//! it prints a table and asserts nothing but that it ran.
+//! it prints a table (to stderr: the stdout guard test allows no print! in src) and asserts nothing but that it ran.
 //!
 //! The series: nights around 1000 with independent relative noise of sd
 //! 2 %, 3 % or 5 % (Gaussian; a heavy-tailed Student t with 3 degrees of
@@ -57,8 +57,8 @@ fn heavy_tailed(seed: u64, n: usize, sd: f64) -> Vec<f64> {
 #[ignore = "a measurement: prints the sensitivity table"]
 fn sensitivity_table() {
     let sds = [0.02, 0.03, 0.05];
-    println!("| test | 5+5, sd 2 % | 5+5, 3 % | 5+5, 5 % | 9+3, 2 % | 9+3, 3 % | 9+3, 5 % | false, 660 × 10 nights | false, 660 × 12 | false, t₃ noise 660 × 10 | false, t₃ 660 × 12 |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    eprintln!("| test | 5+5, sd 2 % | 5+5, 3 % | 5+5, 5 % | 9+3, 2 % | 9+3, 3 % | 9+3, 5 % | false, 660 × 10 nights | false, 660 × 12 | false, t₃ noise 660 × 10 | false, t₃ 660 × 12 |");
+    eprintln!("|---|---|---|---|---|---|---|---|---|---|---|");
     for (label, settings) in contenders() {
         let mut row = vec![label.to_string()];
         for (n, at) in [(10, 5), (12, 9)] {
@@ -75,7 +75,7 @@ fn sensitivity_table() {
             let false_alarms = hits(&settings, 70_000, 660, |seed| heavy_tailed(seed, n, 0.03), None);
             row.push(format!("{false_alarms}/660"));
         }
-        println!("| {} |", row.join(" | "));
+        eprintln!("| {} |", row.join(" | "));
     }
 }
 
@@ -88,6 +88,6 @@ fn false_alarm_rate() {
     for n in [10, 12, 30] {
         let false_alarms =
             hits(&Search::default(), 100_000, count, |seed| series(seed, n, 0.03, usize::MAX, 0.0), None);
-        println!("{n} nights: {false_alarms} of {count} Gaussian noise series had a change point");
+        eprintln!("{n} nights: {false_alarms} of {count} Gaussian noise series had a change point");
     }
 }
