@@ -132,10 +132,8 @@ fn every_relative_link_names_a_file_inside_the_repository() {
 fn summary_lists_every_chapter() {
     let src = root().join("docs/src");
     let summary = fs::read_to_string(src.join("SUMMARY.md")).unwrap();
-    let listed: BTreeSet<PathBuf> = link_targets(&summary)
-        .into_iter()
-        .map(|(_, target)| src.join(target.split('#').next().unwrap()))
-        .collect();
+    let listed: BTreeSet<PathBuf> =
+        link_targets(&summary).into_iter().map(|(_, target)| src.join(target.split('#').next().unwrap())).collect();
     let mut chapters = Vec::new();
     walk(&src, &|p| p.extension().is_some_and(|e| e == "md"), &mut chapters);
     let missing: Vec<_> = chapters
@@ -158,11 +156,7 @@ fn nothing_points_outside_the_repository() {
     let root = root();
     let mut files = Vec::new();
     let text_kinds = ["md", "rs", "sh", "py", "toml", "yml", "yaml", "json"];
-    walk(
-        &root,
-        &|p| p.extension().is_some_and(|e| text_kinds.iter().any(|k| e == *k)),
-        &mut files,
-    );
+    walk(&root, &|p| p.extension().is_some_and(|e| text_kinds.iter().any(|k| e == *k)), &mut files);
     let mut found = Vec::new();
     for file in files {
         let Ok(text) = fs::read_to_string(&file) else { continue };
@@ -188,7 +182,9 @@ fn the_readme_is_short() {
     let readme = fs::read_to_string(root().join("README.md")).unwrap();
     let lines = readme.lines().count();
     assert!(lines <= 250, "README.md has {lines} lines; at most 250 (move the rest into docs/src/)");
-    for command in ["cargo run --release -p wsbench -- --sched steal-half --workers 128", "cargo test --workspace --release"] {
+    for command in
+        ["cargo run --release -p wsbench -- --sched steal-half --workers 128", "cargo test --workspace --release"]
+    {
         assert!(readme.contains(command), "README.md no longer shows `{command}`");
     }
 }

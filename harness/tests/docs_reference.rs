@@ -17,11 +17,8 @@ fn reference_dir() -> PathBuf {
 
 /// What `wsbench ARGS` prints on stdout (stdout a pipe, as in CI).
 fn wsbench(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_wsbench"))
-        .args(args)
-        .env_remove("COLUMNS")
-        .output()
-        .expect("run wsbench");
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_wsbench")).args(args).env_remove("COLUMNS").output().expect("run wsbench");
     assert!(out.status.success(), "wsbench {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).expect("help is UTF-8")
 }

@@ -339,7 +339,8 @@ mod tests {
     #[test]
     fn capacity_against_the_ideal() {
         let mut records = Vec::new();
-        for (rate, p99, ideal) in [(1000, 200.0, 100.0), (2000, 900.0, 300.0), (3000, 4000.0, 800.0), (4000, 9e3, 2e3)] {
+        for (rate, p99, ideal) in [(1000, 200.0, 100.0), (2000, 900.0, 300.0), (3000, 4000.0, 800.0), (4000, 9e3, 2e3)]
+        {
             let mut r = record("a", rate, 0, rate as f64, p99);
             r.ideal = crate::data::ideal::IdealColumns::of(Some(ideal / 2.0), Some(ideal), Some(p99));
             records.push(r);
