@@ -55,14 +55,5 @@ for r in "${rates[@]}"; do
     printf '%s %s %s %s %s %s\n' "$r" "$ref_p50" "$load_p50" "$diff" "$load_p99" "$ref_lag" >> "$tmp/rounds"
 done
 done
-[ "$rounds" -gt 1 ] && python3 - "$tmp/rounds" << 'PY'
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1])]
-print(f"medians over {len(rows) // len({r[0] for r in rows})} rounds:")
-print(f"{'rate':<8} {'ref_p50_us':>12} {'load_p50_us':>12} {'diff_us':>12} {'load_p99_us':>12} {'ref_lag_us':>12}")
-for rate in dict.fromkeys(r[0] for r in rows):
-    sel = [r for r in rows if r[0] == rate]
-    med = lambda i: statistics.median(float(r[i]) for r in sel)
-    print(f"{rate:<8} {med(1):12.1f} {med(2):12.1f} {med(3):12.1f} {med(4):12.1f} {med(5):12.1f}")
-PY
+[ "$rounds" -gt 1 ] && round_medians "$tmp/rounds" rate ref_p50_us load_p50_us diff_us load_p99_us ref_lag_us
 true

@@ -54,15 +54,5 @@ for c in "${conns[@]}"; do
     printf '%s %s %s %s\n' "$c" "$wrk_rps" "$load_rps" "$ratio" >> "$tmp/rounds"
 done
 done
-[ "$rounds" -gt 1 ] && python3 - "$tmp/rounds" << 'PY'
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1])]
-print(f"medians over {len(rows) // len({r[0] for r in rows})} rounds:")
-print(f"{'connections':<12} {'wrk_req_per_s':>14} {'load_req_per_s':>14} {'ratio':>8} {'ratio_min..max':>16}")
-for c in dict.fromkeys(r[0] for r in rows):
-    sel = [r for r in rows if r[0] == c]
-    med = lambda i: statistics.median(float(r[i]) for r in sel)
-    lo, hi = min(float(r[3]) for r in sel), max(float(r[3]) for r in sel)
-    print(f"{c:<12} {med(1):14.0f} {med(2):14.0f} {med(3):8.2f} {lo:7.2f}..{hi:<7.2f}")
-PY
+[ "$rounds" -gt 1 ] && round_medians "$tmp/rounds" connections wrk_req_per_s load_req_per_s ratio+range
 true
