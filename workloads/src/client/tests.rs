@@ -177,3 +177,21 @@ fn the_backlog_replays_the_schedule_in_order_with_the_thread_s_ids() {
     backlog.release();
     assert_eq!(backlog.pop().map(|p| (p.id, p.intended)), Some((1 + 3 * 1000, t)));
 }
+
+#[test]
+fn the_loop_spins_for_answers_only_while_they_come_close_together() {
+    let mut gap = AnswerGap::default();
+    assert!(!gap.close(), "no answers yet: no spin");
+    gap.saw(0);
+    gap.saw(0);
+    assert!(!gap.close(), "one reading is no gap");
+    // A million answers within one call's time: the gap is far below 30 µs.
+    gap.saw(1_000_000);
+    assert!(gap.close());
+    // Then answers a millisecond or more apart pull the average above it.
+    for n in 1..=64 {
+        thread::sleep(Duration::from_millis(1));
+        gap.saw(1_000_000 + n);
+    }
+    assert!(!gap.close(), "{:?}", gap.avg_ns);
+}
