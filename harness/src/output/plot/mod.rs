@@ -141,9 +141,21 @@ pub(crate) fn scaling_charts(
                 .collect(),
         );
         let title = format!("{workload}: throughput vs workers{variant}");
-        let (models, chart_fits): (Vec<Series>, Vec<usl::Fit>) =
-            throughput.iter().filter_map(|s| usl::model(s, logical_cpus)).unzip();
-        let throughput_caption = match usl::caption_note(&chart_fits, logical_cpus) {
+        // An open-loop workload's throughput is the load it was offered (it
+        // scales the rate with the workers), so a scalability law fitted to
+        // it would describe the generator's schedule, not the scheduler.
+        let open_loop = group.iter().any(|c| c.offered_per_s.is_some());
+        let (models, chart_fits): (Vec<Series>, Vec<usl::Fit>) = if open_loop {
+            (Vec::new(), Vec::new())
+        } else {
+            throughput.iter().filter_map(|s| usl::model(s, logical_cpus)).unzip()
+        };
+        let note = if open_loop {
+            Some(usl::OPEN_LOOP_NOTE.to_string())
+        } else {
+            usl::caption_note(&chart_fits, logical_cpus)
+        };
+        let throughput_caption = match note {
             Some(note) => format!("{caption} · {note}"),
             None => caption.to_string(),
         };

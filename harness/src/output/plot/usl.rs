@@ -11,6 +11,14 @@ use crate::stats::usl::{fit, Usl, MIN_POINTS};
 
 /// The worker counts the model is drawn at beyond the data.
 pub const EXTRAPOLATE_TO: [f64; 2] = [64.0, 128.0];
+/// A fitted peak beyond this many workers is not named (the fit says no
+/// more than that the curve keeps rising across any machine sold).
+const MAX_PEAK_SHOWN: f64 = 10_000.0;
+/// Said for an open-loop chart, which gets no fit: its throughput follows
+/// the offered load (which the workloads scale with the workers), not the
+/// scheduler's capacity.
+pub const OPEN_LOOP_NOTE: &str =
+    "no USL fit: open-loop throughput follows the offered load, not capacity (read the p99 chart)";
 /// What a model line's legend says first.
 pub const MODEL_LABEL: &str = "USL model, not measured";
 
@@ -32,6 +40,11 @@ impl Fit {
     pub fn describe(&self) -> String {
         let u = &self.usl;
         let peak = match u.peak_workers() {
+            // σ ≥ 1 (or a peak below one worker): every added worker costs more
+            // than it brings, so the model's best is its first worker.
+            _ if u.sigma >= 1.0 => "no peak past 1 worker (σ ≥ 1: the model falls with every worker added)".to_string(),
+            Some(n) if n < 1.0 => format!("no peak past 1 worker (the model's peak is at {n:.2} workers)"),
+            Some(n) if n > MAX_PEAK_SHOWN => format!("no peak within {MAX_PEAK_SHOWN:.0} workers"),
             Some(n) => format!("peak {} at {:.0} workers", crate::output::units::format_count(u.throughput(n)), n),
             None => format!("no peak (κ = 0; limit λ/σ = {})", limit(u)),
         };
@@ -127,8 +140,19 @@ mod tests {
         let xs: Vec<f64> = s.points.iter().map(|p| p.x).collect();
         assert_eq!(xs, [8.0, 16.0, 32.0, 64.0, 128.0]);
         assert!((s.points[4].y - law.throughput(128.0)).abs() < 1e-6 * law.throughput(128.0));
-        let note = caption_note(&[fit], Some(8)).unwrap();
+        let note = caption_note(&[fit.clone()], Some(8)).unwrap();
         assert!(note.contains("1 oversubscribed") && note.contains("workers > 8 CPUs"), "{note}");
+        // A peak below one worker, or beyond any machine, is said in words.
+        let falling = Fit { usl: Usl { lambda: 1000.0, sigma: 1.8, kappa: 0.0, r_squared: 0.9 }, ..fit.clone() };
+        assert!(falling.describe().contains("no peak past 1 worker (σ ≥ 1"), "{}", falling.describe());
+        let below = Fit { usl: Usl { lambda: 1000.0, sigma: 0.9, kappa: 0.5, r_squared: 0.9 }, ..fit.clone() };
+        assert!(
+            below.describe().contains("no peak past 1 worker (the model's peak is at 0.45"),
+            "{}",
+            below.describe()
+        );
+        let far = Fit { usl: Usl { lambda: 1000.0, sigma: 0.001, kappa: 1e-12, r_squared: 1.0 }, ..fit.clone() };
+        assert!(far.describe().contains("no peak within 10000 workers"), "{}", far.describe());
         // Three points on distinct cores: no fit.
         assert!(model(&series(&law, &[1.0, 2.0, 4.0, 16.0]), Some(8)).is_none());
     }
