@@ -23,8 +23,27 @@ use crate::run::env::Environment;
 use crate::run::{isolate, matrix, pinned};
 use crate::{config, history, listing, options, remote};
 
+/// What a bare `wsbench` prints.
+const USAGE: &str = "\
+wsbench: benchmarks of async task schedulers (seven of ours, tokio and smol) on one set of workloads.
+
+The main job (one scheduler, the default suite, 128 workers; runs on any machine, measures where the cores exist):
+    wsbench --sched steal-half --workers 128
+
+More:
+    wsbench --sched steal-half,tokio --workers 1,2 --workload rpc-fanout --rate 2k,4k --slo 'p99<1ms'
+    wsbench list        every scheduler, workload, parameter and knob
+    wsbench doctor      whether this machine is fit to measure on
+    wsbench --help      every command and option (run is the default command)
+";
+
 /// Parses the command line and runs the chosen subcommand.
 pub fn run() -> Result<ExitCode> {
+    // A bare `wsbench` asks what to do rather than starting a matrix.
+    if std::env::args_os().len() <= 1 {
+        crate::out!("{USAGE}");
+        return Ok(ExitCode::SUCCESS);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // `--help` and `--version`: clap prints them and exits 0.
@@ -133,7 +152,7 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
             config.csv.as_ref().map_or_else(|| "CURRENT.csv".to_string(), |p| p.display().to_string()),
         );
     }
-    crate::outln!("{}", results.env.describe());
+    crate::outln!("{}", crate::output::term::footnote(&results.env.describe()));
     table::print_results(&results);
     if let (Some(ab), Some(base)) = (&config.ab, &base_results) {
         if base.cells.iter().all(|c| c.ok_runs == 0) {
@@ -175,7 +194,7 @@ fn prepare_pinned(cells: &mut [Cell], quiet: bool) -> Result<()> {
 /// partial table, and how far it got (on stdout and stderr).
 fn print_interrupted(results: &Results) -> Result<ExitCode> {
     let why = results.incomplete().unwrap_or_default();
-    crate::outln!("{}", results.env.describe());
+    crate::outln!("{}", crate::output::term::footnote(&results.env.describe()));
     if !results.cells.is_empty() {
         table::print_results(results);
     }

@@ -201,8 +201,10 @@ pub struct RunArgs {
     #[arg(long, short)]
     pub quiet: bool,
 
-    /// Wider table: the uncorrected p99 (from each request's actual send, as wrk2 prints it)
-    /// beside the corrected p99 (from its scheduled arrival). The markdown report always has it.
+    /// Every column: without it the run table keeps to 120 columns, leaving out p99.9, max,
+    /// spread, ideal p99, steals, ... in that order as needed (a footnote names them); with it,
+    /// also the uncorrected p99 (from each request's actual send, as wrk2 prints it) beside the
+    /// corrected p99 (from its scheduled arrival). The markdown report always has every column.
     #[arg(long)]
     pub wide: bool,
 
@@ -529,8 +531,9 @@ pub struct LoadArgs {
     /// No per-run messages on stderr.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Wider table: the uncorrected p99 (from each request's actual send, as wrk2 prints it)
-    /// beside the corrected p99 (from its scheduled arrival). The markdown report always has it.
+    /// Every column: without it the table keeps to 120 columns, leaving out p99.9, max, spread,
+    /// ideal p99, steals, ... in that order as needed (a footnote names them); with it, also the
+    /// uncorrected p99 beside the corrected one. The markdown report always has every column.
     #[arg(long)]
     pub wide: bool,
 }

@@ -5,7 +5,13 @@ use std::fmt::Write as _;
 
 use wsbench_schedulers::knobs::KNOBS;
 
+use crate::output::term::{hang, LIST_WIDTH};
 use crate::run::backend;
+
+/// One listing row: `prefix` then `text` wrapped under the text's column.
+fn row(out: &mut String, prefix: &str, text: &str) {
+    let _ = writeln!(out, "{}", hang(prefix, text, prefix.chars().count(), LIST_WIDTH));
+}
 
 /// The listing.
 pub fn render() -> String {
@@ -19,7 +25,7 @@ pub fn render() -> String {
             tags.push("--workers 1 only");
         }
         let tags = if tags.is_empty() { String::new() } else { format!(" [{}]", tags.join(", ")) };
-        let _ = writeln!(out, "  {:<16} {}{tags}", s.name, s.about);
+        row(&mut out, &format!("  {:<16} ", s.name), &format!("{}{tags}", s.about));
     }
     out.push_str(&crate::run::pinned::listing());
     out.push_str("\nWorkloads (--workload NAME,..., default, zoo or all; * = in the default suite):\n");
@@ -33,24 +39,18 @@ pub fn render() -> String {
             tags.push("test only, never in default or all");
         }
         let tags = if tags.is_empty() { String::new() } else { format!(" [{}]", tags.join(", ")) };
-        let _ = writeln!(out, "{mark} {:<24} {}{tags}", w.name, w.about);
+        row(&mut out, &format!("{mark} {:<24} ", w.name), &format!("{}{tags}", w.about));
         for p in w.params {
             let flag = format!("--param {}={}", p.name, p.default);
-            let _ = writeln!(out, "      {flag:<36} {}", p.about);
+            row(&mut out, &format!("      {flag:<36} "), p.about);
         }
     }
     out.push_str("\nKnobs (--knob NAME=VALUE[,VALUE..]; ours only):\n");
     for k in KNOBS {
         let applies: Vec<_> = k.applies_to().iter().map(|s| s.name()).collect();
-        let _ = writeln!(
-            out,
-            "  {:<16} default {:<9} allowed {:<26} {} (applies to {})",
-            k.name,
-            k.default,
-            k.allowed,
-            k.about,
-            applies.join(", ")
-        );
+        let text =
+            format!("default {}; allowed {}. {} (applies to {})", k.default, k.allowed, k.about, applies.join(", "));
+        row(&mut out, &format!("  {:<16} ", k.name), &text);
     }
     out
 }

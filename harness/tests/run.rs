@@ -43,10 +43,16 @@ fn run_writes_table_csv_json_and_hdr_logs() {
     // The table: a header with the reader's columns, one row per cell.
     let table: Vec<&str> = run.stdout.lines().collect();
     let header_line = table.iter().position(|l| l.starts_with("scheduler")).expect("table header");
-    for column in
-        ["workers", "workload", "throughput/s", "p50", "p99", "p99.9", "max", "steals", "thr/tokio", "p99/tokio"]
-    {
+    for column in ["workers", "workload", "throughput/s", "p50", "p99", "thr/tokio", "p99/tokio"] {
         assert!(table[header_line].contains(column), "missing `{column}` in {}", table[header_line]);
+    }
+    // Without --wide the table keeps to 120 columns and names what it left out.
+    for line in &table[header_line..header_line + 8] {
+        assert!(line.chars().count() <= 120, "{} columns: {line}", line.chars().count());
+    }
+    let left_out = table.iter().find(|l| l.starts_with("left out to fit 120 columns: ")).expect("the footnote");
+    for column in ["p99.9", "max"] {
+        assert!(!table[header_line].contains(column) && left_out.contains(column), "{left_out}");
     }
     let rows: Vec<&&str> =
         table[header_line + 2..].iter().take_while(|l| l.split_whitespace().nth(2) == Some("yield-many")).collect();
@@ -593,4 +599,32 @@ fn wide_and_markdown_show_the_uncorrected_p99() {
         let row = wide.stdout.lines().find(|l| l.starts_with("tokio")).unwrap();
         assert!(row.contains(&wsbench::internals::units::format_us(value)), "{row} lacks {value} µs");
     }
+}
+
+#[test]
+fn bare_wsbench_prints_usage_and_list_keeps_to_100_columns() {
+    let dir = scratch("bare");
+    let bare = wsbench_in(&dir, &[]);
+    bare.ok().stdout_has(&["The main job", "wsbench --sched steal-half --workers 128", "wsbench list"]);
+    assert!(!bare.stdout.contains("scheduler "), "no matrix ran:\n{}", bare.stdout);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "a bare wsbench writes nothing");
+    let list = wsbench_in(&dir, &["list"]);
+    list.ok();
+    let long: Vec<&str> = list.stdout.lines().filter(|l| l.chars().count() > 100).collect();
+    assert!(long.is_empty(), "lines over 100 columns: {long:#?}");
+}
+
+#[test]
+fn wide_shows_every_column() {
+    let dir = scratch("wide");
+    let run = wsbench_in(
+        &dir,
+        &args(&[&["--sched", "steal-half,tokio", "--workers", "2", "--runs", "1", "--wide"], TINY, SHORT]),
+    );
+    run.ok();
+    let header = run.stdout.lines().find(|l| l.starts_with("scheduler")).expect("table header");
+    for column in ["spread", "p99.9", "max", "steals", "cpu/op", "thr/tokio", "p99/tokio"] {
+        assert!(header.contains(column), "missing `{column}` in {header}");
+    }
+    assert!(!run.stdout.contains("left out to fit"), "{}", run.stdout);
 }

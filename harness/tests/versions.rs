@@ -65,7 +65,10 @@ fn malformed_versioned_rows_are_named_errors() {
 #[test]
 fn list_explains_the_version_syntax_and_names_the_built_in_versions() {
     let run = wsbench_in(&scratch("list-versions"), &["list"]);
-    run.ok().stdout_has(&[
+    run.ok();
+    // `list` wraps at 100 columns: read it with its line breaks undone.
+    let flat = run.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    for needle in [
         "--sched NAME@VERSION",
         "tokio@VERSION",
         "smol@VERSION",
@@ -74,7 +77,9 @@ fn list_explains_the_version_syntax_and_names_the_built_in_versions() {
         "oldest supported",
         &format!("tokio={}", locked_version("tokio")),
         &format!("async-executor={};async-io={}", locked_version("async-executor"), locked_version("async-io")),
-    ]);
+    ] {
+        assert!(flat.contains(needle), "list lacks `{needle}`:\n{}", run.stdout);
+    }
 }
 
 #[test]

@@ -8,4 +8,5 @@ pub mod export;
 pub mod plot;
 pub mod report;
 pub mod table;
+pub mod term;
 pub mod units;

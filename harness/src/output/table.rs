@@ -3,6 +3,7 @@
 
 use crate::data::outcome::Results;
 use crate::data::record::LatencyMetric;
+use crate::output::term::{self, TABLE_WIDTH};
 pub use crate::output::units::{format_count, format_us};
 use crate::stats::summary::{capacities, ratios_to, CellSummary};
 
@@ -55,6 +56,32 @@ impl Table {
             out.push('\n');
         }
         out
+    }
+
+    /// Drops the columns named in `droppable`, in that order, until the
+    /// text rendering is at most `width` characters wide; returns the names
+    /// dropped. Columns not named are kept whatever the width.
+    pub fn fit(&mut self, width: usize, droppable: &[String]) -> Vec<String> {
+        let mut dropped = Vec::new();
+        for name in droppable {
+            if self.text_width() <= width {
+                break;
+            }
+            if let Some(i) = self.header.iter().position(|h| h == name) {
+                self.header.remove(i);
+                self.right.remove(i);
+                for r in &mut self.rows {
+                    r.remove(i);
+                }
+                dropped.push(name.clone());
+            }
+        }
+        dropped
+    }
+
+    /// The widest line of [`Table::render_text`].
+    fn text_width(&self) -> usize {
+        self.render_text().lines().map(|l| l.chars().count()).max().unwrap_or(0)
     }
 
     /// A markdown table.
@@ -282,14 +309,37 @@ pub fn capacity_table(results: &Results) -> Option<Table> {
 /// Prints the cells table, the capacity table (with a rate sweep and an
 /// SLO), the legend and the notes: what `run`, `serve` and `load` show.
 pub fn print_results(results: &Results) {
-    crate::out!("{}", cells_table(results, results.settings.wide).render_text());
+    let wide = results.settings.wide;
+    let mut table = cells_table(results, wide);
+    let dropped =
+        if wide { Vec::new() } else { table.fit(TABLE_WIDTH, &narrow_drops(&results.settings.baseline_sched)) };
+    crate::out!("{}", table.render_text());
     if let Some(capacity) = capacity_table(results) {
         crate::outln!();
         crate::out!("{}", capacity.render_text());
     }
-    for line in legend(results).into_iter().chain(results.notes().into_iter().map(|n| format!("note: {n}"))) {
-        crate::outln!("{line}");
+    let mut lines = legend(results);
+    if !dropped.is_empty() {
+        lines.push(format!(
+            "left out to fit {TABLE_WIDTH} columns: {} (--wide shows every column; the CSV and JSON have them all)",
+            dropped.join(", ")
+        ));
     }
+    lines.extend(results.notes().into_iter().map(|n| format!("note: {n}")));
+    for line in lines {
+        crate::outln!("{}", term::footnote(&line));
+    }
+}
+
+/// The columns the run table gives up, first to last, to fit
+/// [`TABLE_WIDTH`] without `--wide`: the tail and the counters before the
+/// medians and ratios a reader compares first.
+fn narrow_drops(baseline: &str) -> Vec<String> {
+    ["p99.9", "max", "spread", IDEAL_P99, "steals", UNCORRECTED_P99]
+        .into_iter()
+        .map(String::from)
+        .chain([format!("thr/{baseline}"), format!("p99/{baseline}"), "cpu/op".to_string()])
+        .collect()
 }
 
 /// Legend lines printed under the table.
@@ -449,6 +499,28 @@ mod tests {
         assert_eq!(format_count(999.0), "999");
         assert_eq!(format_count(12_345.0), "12.35k");
         assert_eq!(format_count(3_200_000.0), "3.20M");
+    }
+
+    #[test]
+    fn fit_drops_the_named_columns_in_order_until_the_table_fits() {
+        let mut t = Table {
+            header: vec!["scheduler".into(), "p50".into(), "p99.9".into(), "max".into(), "spread".into()],
+            rows: vec![vec!["steal-half".into(), "10µs".into(), "2.000ms".into(), "9.000ms".into(), "1.0%".into()]],
+            right: vec![false, true, true, true, true],
+        };
+        let full = t.text_width();
+        let drops: Vec<String> = ["p99.9", "max", "absent", "spread"].map(String::from).to_vec();
+        // Wide enough already: nothing dropped.
+        assert!(t.clone().fit(full, &drops).is_empty());
+        // One column short: the first named goes, and only it.
+        let mut one = t.clone();
+        assert_eq!(one.fit(full - 1, &drops), ["p99.9"]);
+        assert_eq!(one.header, ["scheduler", "p50", "max", "spread"]);
+        assert_eq!(one.rows[0].len(), 4);
+        // Narrower than the kept columns: every named one goes, the rest stay.
+        assert_eq!(t.fit(5, &drops), ["p99.9", "max", "spread"]);
+        assert_eq!(t.header, ["scheduler", "p50"]);
+        assert_eq!(t.rows[0], ["steal-half", "10µs"]);
     }
 
     #[test]

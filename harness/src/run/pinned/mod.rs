@@ -236,15 +236,14 @@ pub fn listing() -> String {
          Each row's runtime_version column records the versions it ran (plain tokio/smol rows too).\n",
     );
     for p in PINNABLE {
-        out.push_str(&format!(
-            "  {:<24} pins {}: {}\n  {:<24} oldest supported {} ({})\n",
-            format!("{}@VERSION", p.sched),
-            p.krate,
-            p.about,
-            "",
-            oldest_supported(p.krate),
-            oldest_note(p.krate)
-        ));
+        let width = crate::output::term::LIST_WIDTH;
+        let name = format!("  {:<24} ", format!("{}@VERSION", p.sched));
+        let indent = name.chars().count();
+        out.push_str(&crate::output::term::hang(&name, &format!("pins {}: {}", p.krate, p.about), indent, width));
+        out.push('\n');
+        let oldest = format!("oldest supported {} ({})", oldest_supported(p.krate), oldest_note(p.krate));
+        out.push_str(&crate::output::term::hang(&" ".repeat(indent), &oldest, indent, width));
+        out.push('\n');
     }
     let own = |name: &str| {
         let s = crate::run::backend::sched(name).map(own_versions).unwrap_or_default();
