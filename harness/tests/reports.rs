@@ -108,6 +108,28 @@ fn a_20_percent_change_inside_heavy_noise_is_unchanged() {
 }
 
 #[test]
+fn a_spread_cell_says_it_lacks_the_power_to_see_the_floor() {
+    let dir = scratch("cmp-power");
+    let base = vec![1000.0, 400.0, 1600.0, 700.0, 1300.0];
+    let current: Vec<f64> = vec![1300.0, 350.0, 1100.0, 800.0, 600.0];
+    compare(&dir, &one_cell(base), &one_cell(current))
+        .code(0)
+        .stdout_has(&["| detectable |", "not enough power to see 5%"]);
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    let c = json["comparisons"].as_array().unwrap().iter().find(|c| c["metric"] == "throughput_per_s").unwrap();
+    let d = c["detectable"].as_f64().expect("a detectable change");
+    assert!(d > 0.5, "runs spread by ±60% cannot see 5%: {d}");
+    assert!(c["note"].as_str().unwrap().starts_with("not enough power to see 5%"), "{c}");
+    // Tight runs can see far less than the floor, and say nothing about power.
+    let dir = scratch("cmp-power-tight");
+    compare(&dir, &one_cell(runs(1000.0, 0.01)), &one_cell(runs(1000.0, 0.01))).code(0);
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    let c = json["comparisons"].as_array().unwrap().iter().find(|c| c["metric"] == "throughput_per_s").unwrap();
+    assert!(c["detectable"].as_f64().unwrap() < 0.05, "{c}");
+    assert_eq!(c["note"], "", "{c}");
+}
+
+#[test]
 fn a_2_percent_change_with_tight_runs_is_below_the_floor() {
     let dir = scratch("cmp-small");
     compare(&dir, &one_cell(runs(1000.0, 0.001)), &one_cell(runs(980.0, 0.001))).code(0);

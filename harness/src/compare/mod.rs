@@ -21,9 +21,13 @@
 
 mod control;
 pub mod mechanism;
+mod render;
+
+use self::render::format_q;
+pub use self::render::{render_markdown, DETECTABLE, PAIR_CHANGE};
 
 use std::collections::BTreeMap;
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -34,10 +38,10 @@ use crate::data::load::{load, ResultsFile};
 use crate::data::record::{CellKey, LatencyMetric, RunRecord, Status, SCHEMA_VERSION};
 use crate::exit::EXIT_FAILURE;
 use crate::output::export::{file, marks, write_output, Kind};
-use crate::output::table::{format_count, format_us, Table};
+use crate::output::table::{format_count, format_us};
 use crate::parse::parse_percent;
 use crate::run::ab::{self, Pairing};
-use crate::stats::ttest::{benjamini_hochberg, welch_log_p};
+use crate::stats::ttest::{benjamini_hochberg, paired_detectable, welch_log_detectable, welch_log_p, POWER};
 use crate::stats::{mann_whitney_p, median, min_possible_p};
 
 /// Input `compare` cannot judge: missing or malformed files, schema
@@ -149,6 +153,12 @@ pub struct Comparison {
     /// `t_test_p` adjusted for every comparison of the report
     /// (Benjamini–Hochberg).
     pub q_value: Option<f64>,
+    /// The minimum detectable change (a fraction): the smallest true
+    /// change the t-test finds at alpha with 80 % power, given this cell's
+    /// spread (paired: of the pairs' log ratios; else of each side's
+    /// logarithms). Before the correction over all comparisons, so a
+    /// lower bound. `None` with fewer than 2 runs (pairs) a side.
+    pub detectable: Option<f64>,
     /// Ok runs on each side (paired: the pairs, twice).
     pub runs: (usize, usize),
     /// Judged on the pairs of one A/B invocation.
@@ -257,10 +267,26 @@ fn decide(comparisons: &mut [Comparison], floors: &Floors) {
         } else {
             Verdict::Unchanged
         };
+        if c.verdict == Verdict::Unchanged && c.note.is_empty() {
+            if let Some(d) = c.detectable.filter(|d| *d > floor) {
+                c.note = underpowered_note(floor, d);
+            }
+        }
     }
 }
 
-fn judge(metric: &Metric, cell: &CellKey, base: &[f64], current: &[f64]) -> Option<Comparison> {
+/// The note on an `unchanged` verdict that could not have seen a change
+/// of the floor's size: the cell's runs spread too much.
+fn underpowered_note(floor: f64, detectable: f64) -> String {
+    format!(
+        "not enough power to see {:.0}%: these runs detect {:.0}% or more (at {:.0}% power)",
+        floor * 100.0,
+        detectable * 100.0,
+        POWER * 100.0
+    )
+}
+
+fn judge(metric: &Metric, cell: &CellKey, base: &[f64], current: &[f64], alpha: f64) -> Option<Comparison> {
     if base.is_empty() || current.is_empty() {
         return None;
     }
@@ -283,6 +309,7 @@ fn judge(metric: &Metric, cell: &CellKey, base: &[f64], current: &[f64]) -> Opti
         p_value: mann_whitney_p(base, current),
         t_test_p: welch_log_p(base, current),
         q_value: None,
+        detectable: welch_log_detectable(base, current, alpha),
         runs: (base.len(), current.len()),
         paired: false,
         verdict: Verdict::Unchanged,
@@ -291,8 +318,9 @@ fn judge(metric: &Metric, cell: &CellKey, base: &[f64], current: &[f64]) -> Opti
     })
 }
 
-fn judge_paired(metric: &Metric, cell: &CellKey, pairs: &[(f64, f64)]) -> Option<Comparison> {
+fn judge_paired(metric: &Metric, cell: &CellKey, pairs: &[(f64, f64)], alpha: f64) -> Option<Comparison> {
     let test = ab::paired_test(pairs)?;
+    let logs: Option<Vec<f64>> = pairs.iter().map(|&(b, c)| (b > 0.0 && c > 0.0).then(|| (c / b).ln())).collect();
     let (b, c): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
     Some(Comparison {
         cell: cell.clone(),
@@ -303,6 +331,7 @@ fn judge_paired(metric: &Metric, cell: &CellKey, pairs: &[(f64, f64)]) -> Option
         p_value: test.p,
         t_test_p: test.p,
         q_value: None,
+        detectable: logs.and_then(|d| paired_detectable(&d, alpha)),
         runs: (pairs.len(), pairs.len()),
         paired: true,
         verdict: Verdict::Unchanged,
@@ -332,7 +361,7 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
                 if pairs.len() == 1 {
                     underpowered.push((1, 1));
                 }
-                comparisons.extend(judge_paired(metric, key, &pairs));
+                comparisons.extend(judge_paired(metric, key, &pairs, floors.alpha));
             }
             continue;
         }
@@ -340,7 +369,7 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
             underpowered.push((b_ok.len(), c_ok.len()));
         }
         for metric in &METRICS {
-            if let Some(c) = judge(metric, key, &metric.values(&b_ok), &metric.values(&c_ok)) {
+            if let Some(c) = judge(metric, key, &metric.values(&b_ok), &metric.values(&c_ok), floors.alpha) {
                 comparisons.push(c);
             }
         }
@@ -463,6 +492,7 @@ fn all_failed(key: &CellKey, base_ok: usize, current_runs: &[&RunRecord]) -> Com
         p_value: None,
         t_test_p: None,
         q_value: None,
+        detectable: None,
         runs: (base_ok, 0),
         paired: false,
         verdict: Verdict::Regressed,
@@ -545,105 +575,6 @@ fn calibration_warnings(base: &ResultsFile, current: &ResultsFile) -> Vec<String
 }
 
 /// A q-value for the table: small ones in scientific notation.
-fn format_q(q: f64) -> String {
-    if q < 0.001 {
-        format!("{q:.0e}")
-    } else {
-        format!("{q:.3}")
-    }
-}
-
-/// The change column's name when the runs are paired (`run --base-bin`).
-pub const PAIR_CHANGE: &str = "pair change";
-
-/// Renders the markdown report.
-pub fn render_markdown(report: &Report) -> String {
-    const PERCENT: f64 = 100.0;
-    let mut out = String::from("# wsbench compare\n\n");
-    let total = report.comparisons.len();
-    let _ = writeln!(
-        out,
-        "**{} regressed, {} improved, {} unchanged** of {total} comparisons ({}); base `{}`, current `{}`.\n",
-        report.counts["regressed"],
-        report.counts["improved"],
-        report.counts["unchanged"],
-        if report.pairing == "paired" { "paired runs of one A/B invocation" } else { "independent files" },
-        report.base,
-        report.current
-    );
-    for w in &report.warnings {
-        let _ = writeln!(out, "> warning: {w}\n");
-    }
-    let metric_of = |name: &str| METRICS.iter().find(|m| m.name == name).copied();
-    let rows = report
-        .comparisons
-        .iter()
-        .map(|c| {
-            let fmt = |v: f64| metric_of(c.metric).map(|m| m.format(v)).unwrap_or_else(|| format!("{v:.0}"));
-            let scope = if c.all_runtimes { " (all runtimes)" } else { "" };
-            vec![
-                format!("{}{scope}", c.verdict.as_str()),
-                c.cell.to_string(),
-                c.metric.to_string(),
-                fmt(c.base),
-                fmt(c.current),
-                format!("{:+.1}%", c.change * PERCENT),
-                c.p_value.map(|p| format!("{p:.3}")).unwrap_or_else(|| "-".to_string()),
-                c.q_value.map(format_q).unwrap_or_else(|| "-".to_string()),
-                format!("{}/{}", c.runs.0, c.runs.1),
-                c.note.clone(),
-            ]
-        })
-        .collect();
-    // Paired, the change is the median of the pairs' own ratios, which can
-    // differ from the ratio of the two medians beside it: its name says so.
-    let change = if report.pairing == "paired" { PAIR_CHANGE } else { "change" };
-    let table = Table {
-        header: ["verdict", "cell", "metric", "base", "current", change, "p", "q", "runs", "note"]
-            .map(String::from)
-            .to_vec(),
-        right: vec![false, false, false, true, true, true, true, true, true, false],
-        rows,
-    };
-    out.push_str(&table.render_markdown());
-    out.push_str(&mechanism::render(&report.mechanism, report.alpha));
-    for (title, cells) in
-        [("Cells only in base", &report.only_in_base), ("Cells only in current", &report.only_in_current)]
-    {
-        if !cells.is_empty() {
-            let _ = writeln!(out, "\n{title} (not compared):\n");
-            for c in cells {
-                let _ = writeln!(out, "- {c}");
-            }
-        }
-    }
-    if report.pairing == "paired" {
-        let _ = writeln!(
-            out,
-            "\nMethod: the two files are the sides of one A/B invocation (`run --base-bin`): run i of a cell in one was made \
-             back to back with run i in the other, so the runs are judged as pairs. `{PAIR_CHANGE}` is the median over the pairs of \
-             each pair's own ratio current/base − 1, so it need not equal the ratio of the `base` and `current` medians beside it \
-             (each side's median alone); `p` is the one-sample t-test on the pairs' log ratios, `q` that p adjusted for all {total} comparisons \
-             (Benjamini-Hochberg). A change counts only when p < {a} and q < {a} and the change is at least {:.1}% (throughput, \
-             p50, p90) or {:.1}% (p99, p99.9, CPU per op). `base` and `current` are the medians of each side; `runs` counts pairs.",
-            report.threshold * PERCENT,
-            report.tail_threshold * PERCENT,
-            a = report.alpha,
-        );
-        return out;
-    }
-    let _ = writeln!(
-        out,
-        "\nMethod: medians over runs; `p` is the two-sided Mann-Whitney U test, `q` Welch's t-test on the logarithms of the runs \
-         adjusted for all {total} comparisons (Benjamini-Hochberg). A change counts only when p < {a} and q < {a} and the medians \
-         differ by at least {:.1}% (throughput, p50, p90) or {:.1}% (p99, p99.9). max and p99.99 are not judged (too noisy).",
-        report.threshold * PERCENT,
-        report.tail_threshold * PERCENT,
-        a = report.alpha,
-    );
-    out
-}
-
 /// `wsbench compare`'s options, checked (`crate::options`).
 #[derive(Debug, Clone)]
 pub struct Options {

@@ -154,6 +154,64 @@ pub fn one_sample_t_p(d: &[f64]) -> Option<f64> {
     Some(student_t_two_sided(mean / (var / n).sqrt(), n - 1.0))
 }
 
+/// The t with P(|T| ≥ t) = `p` for Student's t with `df` degrees of
+/// freedom (bisection on [`student_t_two_sided`]).
+pub fn t_two_sided_quantile(p: f64, df: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+    while student_t_two_sided(hi, df) > p && hi < 1e9 {
+        hi *= 2.0;
+    }
+    for _ in 0..200 {
+        let mid = (lo + hi) / 2.0;
+        if student_t_two_sided(mid, df) > p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo + hi) / 2.0
+}
+
+/// The power the minimum detectable change is stated at.
+pub const POWER: f64 = 0.8;
+
+/// The smallest true shift of the mean that a two-sided t-test at `alpha`
+/// finds with probability [`POWER`], for a standard error `se` on `df`
+/// degrees of freedom: (t₁₋α/₂ + t_power) · se.
+pub fn detectable_shift(se: f64, df: f64, alpha: f64) -> f64 {
+    (t_two_sided_quantile(alpha, df) + t_two_sided_quantile(2.0 * (1.0 - POWER), df)) * se
+}
+
+/// The minimum detectable change (a fraction: 0.2 = 20 %) of the paired
+/// one-sample t-test on the log ratios `d`, at `alpha` with [`POWER`];
+/// `None` with fewer than 2 finite values.
+pub fn paired_detectable(d: &[f64], alpha: f64) -> Option<f64> {
+    if d.len() < 2 || d.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let n = d.len() as f64;
+    let (_, var) = mean_and_variance(d);
+    Some(detectable_shift((var / n).sqrt(), n - 1.0, alpha).exp() - 1.0)
+}
+
+/// The minimum detectable change of Welch's t-test on ln(values) (as
+/// [`welch_log_p`]), at `alpha` with [`POWER`]; `None` as there.
+pub fn welch_log_detectable(a: &[f64], b: &[f64], alpha: f64) -> Option<f64> {
+    if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|v| !(v.is_finite() && *v > 0.0)) {
+        return None;
+    }
+    let la: Vec<f64> = a.iter().map(|v| v.ln()).collect();
+    let lb: Vec<f64> = b.iter().map(|v| v.ln()).collect();
+    let ((_, va), (_, vb)) = (mean_and_variance(&la), mean_and_variance(&lb));
+    let (sa, sb) = (va / la.len() as f64, vb / lb.len() as f64);
+    let se2 = sa + sb;
+    if se2 == 0.0 {
+        return Some(0.0);
+    }
+    let df = se2 * se2 / (sa * sa / (la.len() - 1) as f64 + sb * sb / (lb.len() - 1) as f64);
+    Some(detectable_shift(se2.sqrt(), df, alpha).exp() - 1.0)
+}
+
 /// Benjamini–Hochberg adjusted p-values (q-values), in the input order: a
 /// comparison is a discovery at false-discovery rate α when its q < α.
 pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
@@ -221,5 +279,32 @@ mod tests {
             assert!((got - want).abs() < 1e-12, "{q:?}");
         }
         assert!(benjamini_hochberg(&[]).is_empty());
+    }
+
+    #[test]
+    fn t_quantiles_match_the_tables() {
+        // Two-sided 5 % with 4 df: 2.776; with 1e6 df: 1.960 (normal).
+        assert!((t_two_sided_quantile(0.05, 4.0) - 2.776).abs() < 1e-3);
+        assert!((t_two_sided_quantile(0.05, 1e6) - 1.960).abs() < 1e-3);
+        // One-sided 80 % (two-sided 0.4) with 9 df: 0.883.
+        assert!((t_two_sided_quantile(0.4, 9.0) - 0.883).abs() < 1e-3);
+    }
+
+    #[test]
+    fn the_detectable_change_grows_with_spread_and_shrinks_with_pairs() {
+        // 10 pairs with log ratios of sd 0.1: (t(0.05, 9) + t(0.4, 9)) * 0.1 / sqrt(10)
+        // = (2.262 + 0.883) * 0.0316 = 0.0995 in log units: +10.5 %.
+        let d: Vec<f64> = (0..10).map(|i| (if i % 2 == 0 { 0.1 } else { -0.1 }) * (9.0_f64 / 10.0).sqrt()).collect();
+        let mdc = paired_detectable(&d, 0.05).unwrap();
+        assert!((mdc - 0.1046).abs() < 2e-3, "{mdc}");
+        let wide: Vec<f64> = d.iter().map(|v| v * 3.0).collect();
+        assert!(paired_detectable(&wide, 0.05).unwrap() > 2.5 * mdc);
+        let more: Vec<f64> = d.iter().chain(&d).copied().collect();
+        assert!(paired_detectable(&more, 0.05).unwrap() < mdc);
+        assert_eq!(paired_detectable(&[0.1], 0.05), None);
+        // Welch on equal-spread sides of 10: about sqrt(2) times the paired figure's shift.
+        let a: Vec<f64> = d.iter().map(|v| v.exp()).collect();
+        let w = welch_log_detectable(&a, &a, 0.05).unwrap();
+        assert!(w > mdc && w < 0.2, "{w}");
     }
 }
