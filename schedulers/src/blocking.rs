@@ -4,6 +4,11 @@
 //! closure is wrapped in a task so that its `JoinHandle` is the same type
 //! as an async task's.
 //!
+//! Every acquisition of the pool's one lock first tries it and counts one
+//! that finds it held (`lock_contended`, the `blocking_lock_contended`
+//! figure of `RuntimeMetrics`): the blocking pool's lock contention,
+//! measured, which `blocking-storm` reads.
+//!
 //! The protocol, all under the pool's one lock:
 //! 1. `spawn` refuses (cancels) after shutdown; otherwise it queues the job
 //!    and, when an idle thread has no pending wake-up yet
@@ -33,6 +38,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use crate::loom::lock_counted;
 use crate::loom::sync::atomic::{AtomicU64, Ordering};
 use crate::loom::sync::{Arc, Condvar, Mutex, MutexGuard};
 use crate::loom::thread;
@@ -67,6 +73,9 @@ struct Inner {
     keep_alive: Duration,
     thread_name: String,
     spawned: AtomicU64,
+    /// Acquisitions of `state` that found it held (a statistic; see
+    /// [`BlockingPool::lock_contended`]).
+    contended: AtomicU64,
 }
 
 pub(crate) struct BlockingPool {
@@ -124,6 +133,7 @@ impl BlockingPool {
                 keep_alive,
                 thread_name: format!("{thread_name}-blocking"),
                 spawned: AtomicU64::new(0),
+                contended: AtomicU64::new(0),
             }),
         }
     }
@@ -157,7 +167,7 @@ impl BlockingPool {
         let (task, notified, raw) = new_task(BlockingTask(Some(f)), NoSchedule, 0, CellAlign::NATURAL);
         // SAFETY: `raw` carries the JoinHandle reference; output type R.
         let join = unsafe { JoinHandle::new(raw) };
-        let mut state = self.inner.state.lock().unwrap();
+        let mut state = self.inner.lock_state();
         if state.shutdown {
             drop(state);
             drop(notified);
@@ -185,7 +195,7 @@ impl BlockingPool {
         if started.is_err() {
             // Could not start a thread: the queued job waits for an existing
             // one; with none at all it is cancelled at shutdown.
-            let mut state = self.inner.state.lock().unwrap();
+            let mut state = self.inner.lock_state();
             state.threads -= 1;
         }
     }
@@ -195,12 +205,22 @@ impl BlockingPool {
         self.inner.spawned.load(Ordering::Relaxed)
     }
 
+    /// Acquisitions of the pool's lock that found it held, since the pool
+    /// was made: every `lock` of the protocol above (spawn, a thread
+    /// taking its next job or going idle, exit, shutdown) first tries the
+    /// lock ([`lock_counted`]); the re-acquisition inside a condition
+    /// variable's wait is not counted.
+    pub(crate) fn lock_contended(&self) -> u64 {
+        // Relaxed: a statistic.
+        self.inner.contended.load(Ordering::Relaxed)
+    }
+
     /// Model only: the keep-alive runs out now for every idle thread and
     /// every later wait (a timed-out wait releases the lock and takes it
     /// again, as a real one does after the keep-alive).
     #[cfg(loom)]
     pub(crate) fn expire_keep_alive(&self) {
-        let mut state = self.inner.state.lock().unwrap();
+        let mut state = self.inner.lock_state();
         state.keep_alive_expired = true;
         self.inner.work.notify_all();
     }
@@ -208,13 +228,20 @@ impl BlockingPool {
     /// Model only: threads started and not yet exited.
     #[cfg(loom)]
     pub(crate) fn threads(&self) -> usize {
-        self.inner.state.lock().unwrap().threads
+        self.inner.lock_state().threads
+    }
+
+    /// Holds the pool's lock (without counting) until the result drops:
+    /// lets a test make another thread's acquisition contended.
+    #[cfg(all(test, not(loom)))]
+    fn hold_lock(&self) -> impl Sized + '_ {
+        self.inner.state.lock().unwrap()
     }
 
     /// Cancels queued jobs and waits up to `timeout` for running ones.
     pub(crate) fn shutdown(&self, timeout: Duration) {
         let deadline = Instant::now() + timeout;
-        let mut state = self.inner.state.lock().unwrap();
+        let mut state = self.inner.lock_state();
         state.shutdown = true;
         let queued: Vec<Job> = state.queue.drain(..).collect();
         self.inner.work.notify_all();
@@ -223,7 +250,7 @@ impl BlockingPool {
             drop(notified);
             task.shutdown();
         }
-        let mut state = self.inner.state.lock().unwrap();
+        let mut state = self.inner.lock_state();
         while state.threads > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -235,6 +262,11 @@ impl BlockingPool {
 }
 
 impl Inner {
+    /// The pool's lock, counted when contended.
+    fn lock_state(&self) -> MutexGuard<'_, State> {
+        lock_counted(&self.state, &self.contended)
+    }
+
     /// Waits on `work` for at most the keep-alive; `true` when it timed out.
     #[cfg(not(loom))]
     fn wait_for_work<'a>(&'a self, state: MutexGuard<'a, State>) -> (MutexGuard<'a, State>, bool) {
@@ -249,7 +281,7 @@ impl Inner {
     fn wait_for_work<'a>(&'a self, state: MutexGuard<'a, State>) -> (MutexGuard<'a, State>, bool) {
         if state.keep_alive_expired {
             drop(state);
-            return (self.state.lock().unwrap(), true);
+            return (self.lock_state(), true);
         }
         let state = self.work.wait(state).unwrap();
         let timed_out = state.keep_alive_expired;
@@ -268,13 +300,13 @@ fn blocking_thread<H: Enter>(inner: Arc<Inner>, cx: Option<H>) {
 
 /// Steps 2 and 3 of the module doc.
 fn run_jobs(inner: &Inner) {
-    let mut state = inner.state.lock().unwrap();
+    let mut state = inner.lock_state();
     loop {
         while let Some((task, notified)) = state.queue.pop_front() {
             drop(state);
             drop(task);
             notified.run();
-            state = inner.state.lock().unwrap();
+            state = inner.lock_state();
         }
         if state.shutdown {
             break;
@@ -294,5 +326,38 @@ fn run_jobs(inner: &Inner) {
     state.threads -= 1;
     if state.threads == 0 {
         inner.all_exited.notify_all();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// `lock_contended` counts acquisitions that found the pool's lock
+    /// held. A pool allowed no thread queues every job and nothing else
+    /// takes its lock: spawns count nothing; one spawn from a thread while
+    /// the test holds the lock counts exactly one (its `try_lock` fails
+    /// once, then it waits); shutdown (uncontended) adds nothing.
+    #[test]
+    fn a_spawn_while_the_pool_is_locked_counts_one_contention() {
+        let pool = BlockingPool::new(0, Duration::from_secs(10), "test");
+        drop(pool.spawn(&(), || 1));
+        drop(pool.spawn(&(), || 2));
+        assert_eq!(pool.lock_contended(), 0, "uncontended");
+        std::thread::scope(|s| {
+            let guard = pool.hold_lock();
+            let spawner = s.spawn(|| drop(pool.spawn(&(), || 3)));
+            let start = Instant::now();
+            while pool.lock_contended() == 0 {
+                assert!(start.elapsed() < Duration::from_secs(20), "the blocked spawn was not counted");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            drop(guard);
+            spawner.join().unwrap();
+        });
+        assert_eq!(pool.lock_contended(), 1);
+        assert_eq!(pool.inner.lock_state().queue.len(), 3);
+        pool.shutdown(Duration::from_secs(1));
+        assert_eq!(pool.lock_contended(), 1, "shutdown locks uncontended");
     }
 }

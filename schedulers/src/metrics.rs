@@ -193,6 +193,12 @@ pub struct RuntimeMetrics {
     /// the runtime was built: the task-registry contention. Every policy
     /// has the registry, so every policy counts it.
     pub task_registry_contended: u64,
+    /// Acquisitions of the blocking pool's lock that found it held
+    /// (`spawn_blocking`, a pool thread taking a job, going idle or
+    /// exiting, shutdown), since the runtime was built: the blocking
+    /// pool's lock contention. Every policy has the pool, so every policy
+    /// counts it.
+    pub blocking_lock_contended: u64,
     /// Whether `steals_local_group` and `steals_remote_group` are counted:
     /// a stealing policy that knows each worker's L3 group (pinned workers
     /// with a sysfs topology, or `Builder::topology`); when counted they

@@ -180,6 +180,21 @@ const TASK_CHURN: &[ParamInfo] = &[
     p("tasks", "1000", "empty tasks each churner spawns and completes per iteration: 1..=1e7"),
     p("batch", "16", "tasks a churner spawns before awaiting them: 1..=65536"),
 ];
+/// `tcp-rpc`'s parameters, the storm's own first.
+const ACCEPT_STORM: &[ParamInfo] = &[
+    p("connections", "256", "client TCP connections, arriving at once before the load, one request in flight each: 1..=100000 (a file descriptor each)"),
+    p("client-threads", "auto", "client threads, each connecting its connections 64 at once: auto = 1 per 64 connections (all at once up to 1024), at most 16; or 1..=256"),
+    ARRIVAL,
+    SERVICE_FIXED,
+    p("service-us", "10", "mean CPU time per request in us: 0..=1e6"),
+    P_BIMODAL_P,
+    P_BIMODAL_RATIO,
+    P_PARETO_SHAPE,
+    STALL_MS,
+    PANIC_EVERY,
+];
+const BLOCKING_STORM: &[ParamInfo] =
+    &[p("spawners", "8", "threads calling spawn_blocking (never runtime workers): 1..=1024")];
 const TIMER_CHURN: &[ParamInfo] = &[
     p(
         "tasks",
@@ -261,6 +276,8 @@ pub static WORKLOADS: &[WorkloadInfo] = &[
     zoo(sampled("time per burst, first spawn to last job done", bench("idle-burst", "zoo: bursts of short jobs (~200 us serial) then ~3 ms idle, a control loop on which a stealing pool burned CPU searching; CPU per burst outside the jobs, wake-ups per burst", IDLE_BURST))),
     zoo(sampled("time per task (each batch timed as one)", bench("task-churn", "zoo: tasks on every worker spawn and complete empty tasks flat out (a 2026 engine bound by tokio's task-registry lock, 4.6x at 6 cores once removed); ns per task, task-registry lock contention", TASK_CHURN))),
     zoo(sampled("time to arm a timer", bench("timer-churn", "zoo: tasks arm timeouts that another task, usually on another worker, cancels (tokio's timer-lock contention, and its reverted sharding); timer lock contention, cross-thread cancels, CPU per timer", TIMER_CHURN))),
+    zoo(sampled("time per spawn_blocking call (each batch of 64 timed as one)", bench("blocking-storm", "zoo: S plain threads outside the runtime call spawn_blocking on tiny closures flat out (tokio's one-mutex blocking queue: 16 threads 247.8 ms, 22.4 ms once sharded); ns per call against spawners, blocking-pool lock contention", BLOCKING_STORM))),
+    zoo(open("accept-storm", "zoo: N connections arrive at once on loopback, then open-loop tcp-rpc load over them (accept imbalance in proxies, static SO_REUSEPORT sharding losing to stealing); per-worker share of requests as imbalance_index = max/mean (default 1000/s per worker)", ACCEPT_STORM, 1_000.0)),
     not_default(WorkloadInfo {
         latency_sample: Some("time per spawn call (each batch of 64 timed as one)"),
         ..bench("spawn-storm", "S plain threads outside the runtime spawn tiny tasks flat out; ns per task and inject-lock contention; not in the default suite", &[p("spawners", "8", "spawning threads (never runtime workers): 1..=1024")])

@@ -15,7 +15,8 @@
 //!   exchanging messages over one runtime-agnostic channel, with
 //!   cross-worker hand-offs counted per message;
 //! - the pathology zoo (`--workload zoo`: `lifo-starvation`,
-//!   `idle-burst`, `task-churn`, `timer-churn`): shapes from public incidents, each with its signature;
+//!   `idle-burst`, `task-churn`, `timer-churn`, `blocking-storm`): shapes
+//!   from public incidents, each with its signature;
 //! - `hang` and `crash`, test-only workloads that never finish and abort
 //!   the process.
 //!

@@ -15,8 +15,9 @@ use crate::loadgen::LoadSpec;
 use crate::micro::{Fanout, Skewed, Timeouts, Timers};
 use crate::openloop::Injection;
 use crate::params::Params;
-use crate::storm::{Storm, MAX_SPAWNERS};
+use crate::storm::{Storm, StormKind, MAX_SPAWNERS};
 use crate::tcp::{Handler, Mixed, TcpRpc};
+use crate::zoo::accept::CONNECTIONS_PER_STORM_THREAD;
 use crate::zoo::churn::{TaskChurn, MAX_BATCH, MAX_SPAWNERS as MAX_CHURNERS, MAX_TASKS as MAX_CHURN_TASKS};
 use crate::zoo::idle::{IdleBurst, MAX_BURSTS, MAX_IDLE_US, MAX_JOBS, MAX_JOB_US};
 use crate::zoo::lifo::{LifoStarvation, MAX_BYSTANDERS, MAX_YIELDS};
@@ -84,6 +85,7 @@ pub(crate) enum Work {
     Timers(Timers, Load),
     Timeouts(Timeouts, Load),
     Tcp(Handler, Load, ClientShape),
+    AcceptStorm(TcpRpc, Load, ClientShape),
     Http(Http, Load, ClientShape),
     Storm(Storm),
     PingPong(PingPong),
@@ -157,9 +159,10 @@ fn closed_work(p: &mut Params<'_>, workers: usize) -> Result<Work, Error> {
     match p.workload() {
         "hang" => return Ok(Work::Hang),
         "crash" => return Ok(Work::Crash),
-        "spawn-storm" => {
-            let spawners = p.u64_in("spawners", 1, MAX_SPAWNERS)?;
-            return Ok(Work::Storm(Storm { spawners: spawners as usize }));
+        "spawn-storm" | "blocking-storm" => {
+            let spawners = p.u64_in("spawners", 1, MAX_SPAWNERS)? as usize;
+            let kind = if p.workload() == "spawn-storm" { StormKind::Tasks } else { StormKind::Blocking };
+            return Ok(Work::Storm(Storm { spawners, kind }));
         }
         "channel-ping-pong" => {
             let pairs = p.u64_in("pairs", 1, MAX_PAIRS)?;
@@ -258,9 +261,11 @@ fn load(p: &mut Params<'_>, workers: usize, rate_per_s: f64, over_tcp: bool) -> 
 
 /// `connections` and `client-threads` of the TCP workloads; the load's
 /// `threads` is the client threads.
-fn client_shape(p: &mut Params<'_>, load: &mut Load) -> Result<ClientShape, Error> {
+/// `auto` threads: one per `per_thread` connections, at most
+/// [`AUTO_CLIENT_THREADS_MAX`].
+fn client_shape(p: &mut Params<'_>, load: &mut Load, per_thread: u64) -> Result<ClientShape, Error> {
     let connections = p.u64_in("connections", 1, MAX_CONNECTIONS)?;
-    let auto = connections.div_ceil(CONNECTIONS_PER_CLIENT_THREAD).min(AUTO_CLIENT_THREADS_MAX);
+    let auto = connections.div_ceil(per_thread).min(AUTO_CLIENT_THREADS_MAX);
     let threads = p.u64_or_auto("client-threads", 1, MAX_CLIENT_THREADS, auto)?;
     if threads > connections {
         let allowed = format!("auto or 1..={connections} (at most one client thread per connection)");
@@ -308,8 +313,14 @@ fn open_work(p: &mut Params<'_>, workers: usize, rate_per_s: f64) -> Result<Work
         "tcp-rpc" => {
             let service = Dist::from_params(p, "service", "service-us")?;
             let mut load = load(p, workers, rate_per_s, true)?;
-            let shape = client_shape(p, &mut load)?;
+            let shape = client_shape(p, &mut load, CONNECTIONS_PER_CLIENT_THREAD)?;
             Work::Tcp(Handler::Rpc(TcpRpc { service }), load, shape)
+        }
+        "accept-storm" => {
+            let service = Dist::from_params(p, "service", "service-us")?;
+            let mut load = load(p, workers, rate_per_s, true)?;
+            let shape = client_shape(p, &mut load, CONNECTIONS_PER_STORM_THREAD)?;
+            Work::AcceptStorm(TcpRpc { service }, load, shape)
         }
         "mixed" => {
             let fanout = p.u64_in("fanout", 0, MAX_FANOUT)?;
@@ -317,7 +328,7 @@ fn open_work(p: &mut Params<'_>, workers: usize, rate_per_s: f64) -> Result<Work
             let downstream = Dist::from_params(p, "downstream", "downstream-us")?;
             let m = Mixed { fanout, service, downstream, deadline: deadline(p)? };
             let mut load = load(p, workers, rate_per_s, true)?;
-            let shape = client_shape(p, &mut load)?;
+            let shape = client_shape(p, &mut load, CONNECTIONS_PER_CLIENT_THREAD)?;
             Work::Tcp(Handler::Mixed(m), load, shape)
         }
         "http" => {
@@ -326,7 +337,7 @@ fn open_work(p: &mut Params<'_>, workers: usize, rate_per_s: f64) -> Result<Work
             let proto = p.choice("proto", &[("h1", Proto::H1), ("h2", Proto::H2)])?;
             let body_bytes = p.u64_in("response-bytes", 0, MAX_BODY_BYTES)? as usize;
             let mut load = load(p, workers, rate_per_s, true)?;
-            let shape = client_shape(p, &mut load)?;
+            let shape = client_shape(p, &mut load, CONNECTIONS_PER_CLIENT_THREAD)?;
             Work::Http(Http { fanout, service, proto, body_bytes }, load, shape)
         }
         other => unreachable!("open workload `{other}` has no plan"),

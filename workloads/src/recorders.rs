@@ -49,6 +49,9 @@ pub(crate) struct Histos {
     pub completed_in_window: u64,
     pub failed: u64,
     pub deadline_misses: u64,
+    /// Server side: measured requests this thread answered (its handler
+    /// ran here), whatever their outcome.
+    pub served_measured: u64,
     /// Latest completion seen, if any.
     pub last_done: Option<Instant>,
 }
@@ -65,6 +68,7 @@ impl Histos {
             completed_in_window: 0,
             failed: 0,
             deadline_misses: 0,
+            served_measured: 0,
             last_done: None,
         }
     }
@@ -104,6 +108,7 @@ impl Histos {
         self.completed_in_window += other.completed_in_window;
         self.failed += other.failed;
         self.deadline_misses += other.deadline_misses;
+        self.served_measured += other.served_measured;
         self.last_done = match (self.last_done, other.last_done) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
@@ -166,6 +171,12 @@ impl Collector {
                 h.completed + h.failed
             })
             .sum()
+    }
+
+    /// `count` of each recording thread's [`Histos`], one entry per thread
+    /// that recorded anything (in the order they first did).
+    pub(crate) fn per_thread(&self, count: impl Fn(&Histos) -> u64) -> Vec<u64> {
+        lock(&self.slots).iter().map(|s| count(&*lock(s))).collect()
     }
 
     /// Every thread's measurements merged.

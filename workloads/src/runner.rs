@@ -23,6 +23,7 @@ use crate::rt::{Rt, Spawner, SHUTDOWN_GRACE};
 use crate::sched::{register, RegisterReferenceError, SchedInfo, Which};
 use crate::storm::run_storm;
 use crate::tcp::run_tcp;
+use crate::zoo::accept::run_accept_storm;
 use crate::zoo::churn::run_task_churn;
 use crate::zoo::idle::run_idle_burst;
 use crate::zoo::lifo::run_lifo_starvation;
@@ -194,6 +195,10 @@ fn dispatch<R: Rt>(
         Work::Tcp(handler, load, client) => {
             let spec = load.spec(rt, opts);
             Ok(run_tcp(runtime, &spec, handler, client, meter)?.into_output(&spec, params))
+        }
+        Work::AcceptStorm(cfg, load, client) => {
+            let spec = load.spec(rt, opts);
+            run_accept_storm(runtime, &spec, cfg, client, rt.workers(), params, meter)
         }
         Work::Http(cfg, load, client) => {
             let spec = load.spec(rt, opts);

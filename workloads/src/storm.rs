@@ -5,6 +5,18 @@
 //! issue 7944 puts at 265 ns per task with one spawning thread and 633 ns
 //! with 8 — so the curve that matters is 1 spawner against many.
 //!
+//! `blocking-storm` (the pathology zoo) is the same storm through
+//! `spawn_blocking`: S outside threads hand tiny closures (each only counts
+//! itself done) to the runtime's blocking pool. Origin: tokio's blocking
+//! pool kept its queue behind one mutex; sharding that queue took 16
+//! spawning threads from 247.8 ms to 22.4 ms and made one thread 34 %
+//! slower. Signature: the time per call rising with the spawners, and the
+//! pool's lock contention (`blocking_lock_contended`, ours: every
+//! acquisition of the pool's lock that found it held; absent for tokio
+//! and smol, which count none). Below, "task" is one closure for it, and
+//! the contention reported is the blocking pool's lock, not the inject
+//! queue's.
+//!
 //! Each spawner loops: spawn a batch of [`BATCH`] tasks (each only counts
 //! itself done on its spawner's counter), timing the batch; before a batch
 //! it waits (yielding its thread) while more than
@@ -24,9 +36,11 @@
 //! - `spawn_call_ns`: the mean time inside the spawn calls alone;
 //! - `spawners`, `tasks_spawned`, `tasks_completed`, `spawner_waits`
 //!   (times a spawner found its in-flight window full and yielded);
-//! - `inject_lock_contended`: inject-lock acquisitions that found the lock
-//!   held during the window, where the runtime counts them (ours with a
-//!   locked inject queue); absent elsewhere.
+//! - `inject_lock_contended` (`blocking_lock_contended` for
+//!   `blocking-storm`): acquisitions of that lock that found it held
+//!   during the window, where the runtime counts them (ours with a locked
+//!   inject queue; ours, every policy, for the blocking pool); absent
+//!   elsewhere.
 //!
 //! The latency columns are the time per spawn call, one entry per batch
 //! (the batch's time / [`BATCH`]); `ops` is tasks, so the throughput column
@@ -55,10 +69,45 @@ pub(crate) const IN_FLIGHT_PER_SPAWNER: u64 = 4096;
 /// Largest `spawners` accepted.
 pub(crate) const MAX_SPAWNERS: u64 = 1024;
 
-/// A validated `spawn-storm`.
+/// What a storm's spawners spawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StormKind {
+    /// `spawn-storm`: async tasks, through the runtime's remote spawn.
+    Tasks,
+    /// `blocking-storm`: closures, through the runtime's `spawn_blocking`.
+    Blocking,
+}
+
+/// A validated `spawn-storm` or `blocking-storm`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Storm {
     pub spawners: usize,
+    pub kind: StormKind,
+}
+
+impl StormKind {
+    /// Spawns one task or closure that counts itself done on `done`.
+    fn spawn_one<S: Spawner>(self, sp: &S, done: &Done) {
+        let done = Arc::clone(done);
+        // Relaxed (both): a count, read only after the drain.
+        match self {
+            StormKind::Tasks => drop(sp.spawn(async move {
+                done.fetch_add(1, Ordering::Relaxed);
+            })),
+            StormKind::Blocking => drop(sp.spawn_blocking(move || {
+                done.fetch_add(1, Ordering::Relaxed);
+            })),
+        }
+    }
+
+    /// The lock whose contention the storm reports: its extra's name and
+    /// the runtime's count, where the runtime counts it.
+    fn contention<S: Spawner>(self, sp: &S) -> (&'static str, Option<u64>) {
+        match self {
+            StormKind::Tasks => ("inject_lock_contended", sp.inject_lock_contended()),
+            StormKind::Blocking => ("blocking_lock_contended", sp.blocking_lock_contended()),
+        }
+    }
 }
 
 /// One spawner's count of finished tasks, written by the workers that run
@@ -76,6 +125,7 @@ struct Tally {
 /// The shared state of one storm.
 struct Shared<'a, S> {
     sp: &'a S,
+    kind: StormKind,
     stop: AtomicBool,
     barrier: Barrier,
     cores: &'a [usize],
@@ -83,7 +133,7 @@ struct Shared<'a, S> {
 }
 
 /// Spawns batches until `stop`, then waits until all of them ran.
-fn phase<S: Spawner>(sp: &S, done: &Done, stop: &AtomicBool, spawned_before: &mut u64) -> Tally {
+fn phase<S: Spawner>(sp: &S, kind: StormKind, done: &Done, stop: &AtomicBool, spawned_before: &mut u64) -> Tally {
     let mut t = Tally { spawned: 0, call_ns: 0, waits: 0, hist: new_histogram() };
     let mut total = *spawned_before;
     loop {
@@ -95,11 +145,7 @@ fn phase<S: Spawner>(sp: &S, done: &Done, stop: &AtomicBool, spawned_before: &mu
         }
         let start = Instant::now();
         for _ in 0..BATCH {
-            let done = Arc::clone(done);
-            // Relaxed: a count, read only after the drain below.
-            drop(sp.spawn(async move {
-                done.fetch_add(1, Ordering::Relaxed);
-            }));
+            kind.spawn_one(sp, done);
         }
         let ns = nanos(start.elapsed());
         t.call_ns += ns;
@@ -128,11 +174,11 @@ fn spawner<S: Spawner>(st: &Shared<'_, S>, index: usize) -> (Tally, u64) {
     let done: Done = Arc::new(CachePadded::new(AtomicU64::new(0)));
     let mut spawned = 0;
     st.barrier.wait(); // warm-up starts
-    drop(phase(st.sp, &done, &st.stop, &mut spawned));
+    drop(phase(st.sp, st.kind, &done, &st.stop, &mut spawned));
     st.barrier.wait(); // warm-up drained
     let before = done.load(Ordering::Relaxed);
     st.barrier.wait(); // measuring starts
-    let t = phase(st.sp, &done, &st.stop, &mut spawned);
+    let t = phase(st.sp, st.kind, &done, &st.stop, &mut spawned);
     // Relaxed: this thread's own drain saw the count reach `spawned`.
     let completed = done.load(Ordering::Relaxed) - before;
     st.barrier.wait(); // measured tasks drained
@@ -150,10 +196,10 @@ pub(crate) fn run_storm<R: Rt>(
     meter: &CpuMeter,
 ) -> RunOutput {
     let sp = rt.spawner();
-    let shared =
-        Shared { sp: &sp, stop: AtomicBool::new(false), barrier: Barrier::new(cfg.spawners + 1), cores, meter };
+    let (kind, barrier) = (cfg.kind, Barrier::new(cfg.spawners + 1));
+    let shared = Shared { sp: &sp, kind, stop: AtomicBool::new(false), barrier, cores, meter };
     let st = &shared;
-    let (elapsed, counters, contended, cpu, tallies) = std::thread::scope(|s| {
+    let (elapsed, counters, (lock_name, contended), cpu, tallies) = std::thread::scope(|s| {
         let threads: Vec<_> = (0..cfg.spawners).map(|i| s.spawn(move || spawner(st, i))).collect();
         // Relaxed (every store below): stop requests, ordered with the
         // spawners' phases by the barrier.
@@ -163,7 +209,7 @@ pub(crate) fn run_storm<R: Rt>(
         st.barrier.wait(); // warm-up drained
         st.stop.store(false, Ordering::Relaxed);
         let counters_start = sp.window_start();
-        let contended_start = sp.inject_lock_contended();
+        let (lock_name, contended_start) = kind.contention(&sp);
         meter.start();
         let t0 = Instant::now();
         st.barrier.wait(); // measuring starts
@@ -172,11 +218,11 @@ pub(crate) fn run_storm<R: Rt>(
         st.barrier.wait(); // measured tasks drained
         let elapsed = t0.elapsed();
         let counters = counters_delta(&counters_start, &sp.counters());
-        let contended = sp.inject_lock_contended().zip(contended_start).map(|(e, s)| e.saturating_sub(s));
+        let contended = kind.contention(&sp).1.zip(contended_start).map(|(e, s)| e.saturating_sub(s));
         let cpu = meter.finish();
         let tallies: Vec<(Tally, u64)> =
             threads.into_iter().map(|t| t.join().expect("a spawner thread panicked")).collect();
-        (elapsed, counters, contended, cpu, tallies)
+        (elapsed, counters, (lock_name, contended), cpu, tallies)
     });
     let mut hist = new_histogram();
     let (mut spawned, mut completed, mut call_ns, mut waits) = (0u64, 0u64, 0u64, 0u64);
@@ -197,7 +243,7 @@ pub(crate) fn run_storm<R: Rt>(
         ("spawner_waits".into(), waits as f64),
     ];
     if let Some(c) = contended {
-        extras.push(("inject_lock_contended".into(), c as f64));
+        extras.push((lock_name.into(), c as f64));
     }
     RunOutput { counters, params, extras, cpu, ..RunOutput::closed_loop(completed, elapsed, hist) }
 }

@@ -188,6 +188,7 @@ async fn connection<S: Spawner>(
                     }
                 }
                 hs.deadline_misses += u64::from(out.deadline_miss);
+                hs.served_measured += u64::from(!hello);
             }
             // What the server answered (`wsbench serve` reports it; an
             // in-process run takes its counts from the client).
@@ -233,6 +234,20 @@ pub(crate) fn run_tcp<R: Rt>(
     client: ClientShape,
     meter: &CpuMeter,
 ) -> Result<OpenReport, Error> {
+    run_tcp_served(rt, spec, h, client, meter).map(|(report, _)| report)
+}
+
+/// [`run_tcp`], also returning the server's recordings, one [`Histos`]
+/// per thread that ran handlers (`accept-storm` reads who served what).
+///
+/// [`Histos`]: crate::recorders::Histos
+pub(crate) fn run_tcp_served<R: Rt>(
+    rt: &R,
+    spec: &LoadSpec,
+    h: Handler,
+    client: ClientShape,
+    meter: &CpuMeter,
+) -> Result<(OpenReport, Arc<Collector>), Error> {
     let sp = rt.spawner();
     let collector = Collector::new();
     let base = Instant::now();
@@ -249,7 +264,7 @@ pub(crate) fn run_tcp<R: Rt>(
     let counters = counters_delta(&run.snapshot, &sp.counters());
     let mut report = client_report(run, &collector, &cs, counters);
     report.cpu = meter.finish();
-    Ok(report)
+    Ok((report, collector))
 }
 
 /// Binds the `what` server on `addr` and starts `serve` (an accept loop)

@@ -1,6 +1,7 @@
-//! `spawn-storm` on every runtime row at 1, 2 and 128 workers: every task
-//! spawned is counted as completed, and our runtimes' own counters agree
-//! with the workload's count; inject-lock contention is reported exactly
+//! `spawn-storm` and `blocking-storm` on every runtime row at 1, 2 and 128
+//! workers: every task (closure) spawned is counted as completed, and our
+//! runtimes' own counters agree with the workload's count; the lock
+//! contention each reports (inject queue, blocking pool) is there exactly
 //! where the runtime counts it; a bad `spawners` is refused.
 
 mod common;
@@ -30,8 +31,12 @@ fn counter(out: &RunOutput, name: &str) -> Option<u64> {
     out.counters.iter().find(|(n, _)| *n == name).and_then(|(_, v)| *v)
 }
 
-fn check(sched: &str, is_reference: bool, workers: usize, spawners: u64, out: &RunOutput) {
-    let at = format!("spawn-storm spawners={spawners} on {sched} x{workers}");
+/// The two storms: tasks through the remote spawn, closures through
+/// `spawn_blocking`.
+const STORMS: [&str; 2] = ["spawn-storm", "blocking-storm"];
+
+fn check(workload: &str, sched: &str, is_reference: bool, workers: usize, spawners: u64, out: &RunOutput) {
+    let at = format!("{workload} spawners={spawners} on {sched} x{workers}");
     let ops = out.ops;
     assert!(ops >= spawners * BATCH, "{at}: each spawner spawns at least one batch, got {ops}");
     assert_eq!(ops % BATCH, 0, "{at}: {ops} is not whole batches");
@@ -45,6 +50,10 @@ fn check(sched: &str, is_reference: bool, workers: usize, spawners: u64, out: &R
     assert!((ns - want).abs() <= 1e-6 * want, "{at}: ns_per_task {ns}, window x spawners / tasks {want}");
     assert!(extra(out, "spawn_call_ns").expect(&at) > 0.0, "{at}");
     assert!(out.params.contains(&("spawners".into(), spawners.to_string())), "{at}: {:?}", out.params);
+    if workload == "blocking-storm" {
+        check_blocking(&at, is_reference, ops, out);
+        return;
+    }
     if !is_reference {
         // Our runtimes count every spawn from outside, when it happens
         // (before the window closes); a poll is counted after the task
@@ -63,15 +72,36 @@ fn check(sched: &str, is_reference: bool, workers: usize, spawners: u64, out: &R
     }
 }
 
+/// `blocking-storm`: a closure is no task of the workers (no remote
+/// spawn, no poll on our runtimes); every one of our policies counts its
+/// blocking pool's lock contention, the references count none.
+fn check_blocking(at: &str, is_reference: bool, ops: u64, out: &RunOutput) {
+    let contended = extra(out, "blocking_lock_contended");
+    assert_eq!(extra(out, "inject_lock_contended"), None, "{at}: not this storm's lock");
+    if is_reference {
+        assert_eq!(contended, None, "{at}: not counted by this runtime, so absent");
+        return;
+    }
+    assert_eq!(counter(out, "spawns_remote"), Some(0), "{at}: spawn_blocking is not a task spawn");
+    assert_eq!(counter(out, "polls"), Some(0), "{at}: no task ran on a worker");
+    // Each call locks the pool once; each job run, once after it; each
+    // thread started in the window, once before its first job.
+    let started = counter(out, "blocking_threads_spawned").expect(at);
+    let c = contended.unwrap_or_else(|| panic!("{at}: no blocking_lock_contended in {:?}", out.extras));
+    assert!(c <= (2 * ops + started) as f64, "{at}: {c} contended acquisitions for {ops} calls, {started} threads");
+}
+
 fn storm_on_every_row(workers: usize, spawners: u64) {
     let s = spawners.to_string();
     for info in wsbench_workloads::schedulers() {
         if info.single_worker_only && workers != 1 {
             continue;
         }
-        let w = wl("spawn-storm", &[("spawners", &s)], None);
-        let out = run_watched(&rt(info.name, workers), &w, &opts(DURATION_MS, WARMUP_MS), WATCHDOG);
-        check(info.name, info.is_reference, workers, spawners, &out);
+        for workload in STORMS {
+            let w = wl(workload, &[("spawners", &s)], None);
+            let out = run_watched(&rt(info.name, workers), &w, &opts(DURATION_MS, WARMUP_MS), WATCHDOG);
+            check(workload, info.name, info.is_reference, workers, spawners, &out);
+        }
     }
 }
 
@@ -93,18 +123,22 @@ fn every_row_at_128_workers() {
 /// The default is 8 spawners, recorded as used.
 #[test]
 fn spawners_default_to_8() {
-    let out = run_watched(&rt("steal-half", 2), &wl("spawn-storm", &[], None), &opts(DURATION_MS, 0), WATCHDOG);
-    check("steal-half", false, 2, 8, &out);
+    for workload in STORMS {
+        let out = run_watched(&rt("steal-half", 2), &wl(workload, &[], None), &opts(DURATION_MS, 0), WATCHDOG);
+        check(workload, "steal-half", false, 2, 8, &out);
+    }
 }
 
 #[test]
 fn a_bad_spawner_count_is_refused_naming_the_value_and_the_range() {
-    for bad in ["0", "1025", "-1", "eight", "2.5"] {
-        let e = wsbench_workloads::validate(&rt("steal-half", 2), &wl("spawn-storm", &[("spawners", bad)], None))
-            .expect_err(bad)
-            .to_string();
-        for part in [&format!("`{bad}`"), "spawners", "spawn-storm", "1..=1024"] {
-            assert!(e.contains(part), "`{part}` missing from: {e}");
+    for workload in STORMS {
+        for bad in ["0", "1025", "-1", "eight", "2.5"] {
+            let e = wsbench_workloads::validate(&rt("steal-half", 2), &wl(workload, &[("spawners", bad)], None))
+                .expect_err(bad)
+                .to_string();
+            for part in [&format!("`{bad}`"), "spawners", workload, "1..=1024"] {
+                assert!(e.contains(part), "`{part}` missing from: {e}");
+            }
         }
     }
 }

@@ -130,6 +130,8 @@ fn hang_and_crash_are_test_only_and_outside_the_default_suite() {
             "idle-burst",
             "task-churn",
             "timer-churn",
+            "blocking-storm",
+            "accept-storm",
             "spawn-storm",
             "hang",
             "crash"

@@ -1,7 +1,9 @@
 //! The pathology zoo on every runtime row at 1, 2 and 128 workers: the
-//! counts are whole iterations of the sizes asked for, the signature
-//! figures are the ones the histograms and counters hold, and the
-//! counters that a knob switches off read exactly zero.
+//! counts are whole iterations of the sizes asked for (`accept-storm`:
+//! requests sent, answered and attributed to workers add up), the
+//! signature figures are the ones the histograms and counters hold, and
+//! the counters that a knob switches off read exactly zero.
+//! (`blocking-storm` is tested with `spawn-storm` in `storm.rs`.)
 
 #[macro_use]
 mod common;
@@ -119,6 +121,38 @@ fn check_timers(at: &str, workers: usize, out: &RunOutput) {
     }
 }
 
+/// A small storm: 8 connections (one client thread connects them at once)
+/// and a uniform 2000/s, so that every row at 128 workers stays quick.
+const ACCEPT: [(&str, &str); 3] = [("connections", "8"), ("client-threads", "1"), ("arrival", "uniform")];
+const ACCEPT_RATE_PER_S: f64 = 2000.0;
+
+/// The server attributes every request it answered to one worker: at
+/// least every completed one, at most every sent one, exactly `ops` when
+/// none failed; the index is busiest / mean over all the workers.
+fn check_accept(at: &str, workers: usize, out: &RunOutput) {
+    let (sent, failed) = (out.sent.expect(at), out.failed.expect(at));
+    assert_eq!(sent, out.ops + failed, "{at}");
+    assert_eq!(must(out, "connections"), 8.0, "{at}");
+    let attributed = must(out, "requests_attributed") as u64;
+    assert!(out.ops <= attributed && attributed <= sent, "{at}: {} ok, {attributed} attributed, {sent} sent", out.ops);
+    if failed == 0 {
+        assert_eq!(attributed, out.ops, "{at}: every sent request answered once");
+    }
+    let (serving, busiest) = (must(out, "workers_serving") as u64, must(out, "busiest_worker_requests") as u64);
+    assert!(serving <= workers as u64 && busiest <= attributed, "{at}: {serving} serving, busiest {busiest}");
+    assert!(busiest * serving >= attributed, "{at}: the busiest serves at least the mean of those serving");
+    match extra(out, "imbalance_index") {
+        None => assert_eq!(attributed, 0, "{at}: every runtime here attributes requests to workers"),
+        Some(index) => {
+            assert_eq!(index, busiest as f64 * workers as f64 / attributed as f64, "{at}");
+            assert!((1.0..=workers as f64).contains(&index), "{at}: {index}");
+            if workers == 1 {
+                assert_eq!(index, 1.0, "{at}");
+            }
+        }
+    }
+}
+
 fn every_row(workers: usize) {
     let o = opts(DURATION_MS, WARMUP_MS);
     for info in rows(workers) {
@@ -131,6 +165,8 @@ fn every_row(workers: usize) {
         check_churn(&format!("task-churn on {} x{workers}", info.name), info.is_reference, &out);
         let out = run_watched(&r, &wl("timer-churn", &TIMERS, None), &o, WATCHDOG);
         check_timers(&format!("timer-churn on {} x{workers}", info.name), workers, &out);
+        let out = run_watched(&r, &wl("accept-storm", &ACCEPT, Some(ACCEPT_RATE_PER_S)), &o, WATCHDOG);
+        check_accept(&format!("accept-storm on {} x{workers}", info.name), workers, &out);
     }
 }
 
@@ -182,6 +218,8 @@ fn bad_sizes_are_refused_naming_the_value_and_the_range() {
         ("timer-churn", "tasks", "257", "auto or an integer in 1..=256"),
         ("timer-churn", "timers", "0", "1..=1000000"),
         ("timer-churn", "timeout-ms", "0", "1..=3600000"),
+        ("accept-storm", "connections", "0", "1..=100000"),
+        ("accept-storm", "client-threads", "0", "auto or an integer in 1..=256"),
     ];
     for (workload, name, bad, range) in cases {
         assert_refused(workload, name, bad, range);

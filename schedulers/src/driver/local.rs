@@ -64,6 +64,7 @@ use crossbeam_utils::CachePadded;
 
 use super::timer::{lateness_us, Clock, TimerCounters};
 use super::wheel::{TimerKey, Wheel};
+use crate::loom::lock_counted;
 use crate::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::loom::sync::{Arc, Mutex, MutexGuard};
 
@@ -129,16 +130,6 @@ struct WorkerWheel {
 pub(crate) struct WorkerWheels {
     /// Padded: each wheel's hot words belong to its worker's cache.
     wheels: Box<[CachePadded<WorkerWheel>]>,
-}
-
-fn lock_counted<'a, T>(m: &'a Mutex<T>, contended: &AtomicU64) -> MutexGuard<'a, T> {
-    if let Ok(guard) = m.try_lock() {
-        return guard;
-    }
-    // Relaxed: a statistic, no data depends on it.
-    contended.fetch_add(1, Ordering::Relaxed);
-    // No code that can panic runs under these locks, so poison is ignored.
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -33,6 +33,7 @@ use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 use super::wheel::{TimerKey, Wheel};
+use crate::loom::lock_counted;
 use crate::loom::sync::atomic::{AtomicU64, Ordering};
 use crate::loom::sync::{Mutex, MutexGuard};
 
@@ -157,14 +158,9 @@ impl TimeShared {
     }
 
     fn lock(&self) -> MutexGuard<'_, TimeCore> {
-        if let Ok(guard) = self.core.try_lock() {
-            return guard;
-        }
-        // Relaxed: a statistic, no data depends on it.
-        self.counters.lock_contended.fetch_add(1, Ordering::Relaxed);
         // Nothing that can panic runs under this lock (no waker code; the
         // wheel's own asserts are invariant breaks), so poison is ignored.
-        self.core.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock_counted(&self.core, &self.counters.lock_contended)
     }
 
     /// The tick of `deadline`, rounded up (see [`Clock::tick_ceil`]).

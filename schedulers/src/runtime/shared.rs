@@ -188,12 +188,14 @@ impl<P: Policy> Shared<P> {
         let inject_lock_contended = self.policy.inject_lock_contended();
         let steal_groups_counted = self.policy.counts_steal_groups();
         let task_registry_contended = self.owned.lock_contended();
+        let blocking_lock_contended = self.blocking.lock_contended();
         RuntimeMetrics {
             workers,
             driver,
             global_queue_intervals,
             inject_lock_contended,
             task_registry_contended,
+            blocking_lock_contended,
             steal_groups_counted,
         }
     }

@@ -172,7 +172,7 @@ pub fn ideal(rt: &RuntimeSpec, w: &WorkloadSpec, opts: &RunOptions) -> Result<Id
         Work::Fanout(f, load) => (Units::Fanout(f), load),
         Work::Skewed(s, _, load) => (Units::Skewed(s), load),
         Work::Timers(..) | Work::Timeouts(..) => return Ok(Ideal::Undefined(TIMERS)),
-        Work::Tcp(..) | Work::Http(..) => return Ok(Ideal::Undefined(SOCKETS)),
+        Work::Tcp(..) | Work::Http(..) | Work::AcceptStorm(..) => return Ok(Ideal::Undefined(SOCKETS)),
         Work::Bench(_)
         | Work::Storm(_)
         | Work::PingPong(_)

@@ -96,6 +96,14 @@ pub trait Spawner: Clone + Send + Sync + 'static {
         F: Future + Send + 'static,
         F::Output: Send + 'static;
 
+    /// Runs the closure `f` on the runtime's blocking pool (threads apart
+    /// from the workers), from any thread: ours and tokio's own pools;
+    /// smol's is the `blocking` crate's process-wide pool (`smol::unblock`).
+    fn spawn_blocking<F, T>(&self, f: F) -> Self::Join<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static;
+
     /// Yields to the scheduler once.
     fn yield_now(&self) -> impl Future<Output = ()> + Send;
 
@@ -195,6 +203,13 @@ pub trait Spawner: Clone + Send + Sync + 'static {
     /// runtime was built, for runtimes that count them (ours with a locked
     /// inject queue); `None` otherwise.
     fn inject_lock_contended(&self) -> Option<u64> {
+        None
+    }
+
+    /// Blocking-pool lock acquisitions that found the lock held, since the
+    /// runtime was built, for runtimes that count them (ours: every
+    /// policy's pool); `None` otherwise.
+    fn blocking_lock_contended(&self) -> Option<u64> {
         None
     }
 

@@ -128,6 +128,14 @@ impl Spawner for OursSpawner {
         OursJoin(wsbench_schedulers::spawn(f))
     }
 
+    fn spawn_blocking<F, T>(&self, f: F) -> OursJoin<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        OursJoin(self.handle.spawn_blocking(f))
+    }
+
     fn yield_now(&self) -> impl Future<Output = ()> + Send {
         wsbench_schedulers::task::yield_now()
     }
@@ -228,6 +236,10 @@ impl Spawner for OursSpawner {
 
     fn inject_lock_contended(&self) -> Option<u64> {
         self.handle.metrics().inject_lock_contended
+    }
+
+    fn blocking_lock_contended(&self) -> Option<u64> {
+        Some(self.handle.metrics().blocking_lock_contended)
     }
 
     fn task_registry_contended(&self) -> Option<u64> {

@@ -164,6 +164,16 @@ impl Spawner for SmolSpawner {
         self.spawn_caught(f)
     }
 
+    fn spawn_blocking<F, T>(&self, f: F) -> SmolJoin<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        // smol's own `unblock`: the `blocking` crate's pool, one per
+        // process (not per executor), as in every smol program.
+        SmolJoin { task: Some(blocking::unblock(move || std::panic::catch_unwind(AssertUnwindSafe(f)))) }
+    }
+
     fn yield_now(&self) -> impl Future<Output = ()> + Send {
         futures_lite::future::yield_now()
     }

@@ -220,6 +220,14 @@ impl Spawner for TokioSpawner {
         TokioJoin(tokio::spawn(f))
     }
 
+    fn spawn_blocking<F, T>(&self, f: F) -> TokioJoin<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        TokioJoin(self.handle.spawn_blocking(f))
+    }
+
     fn yield_now(&self) -> impl Future<Output = ()> + Send {
         tokio::task::yield_now()
     }

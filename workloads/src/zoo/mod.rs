@@ -6,11 +6,16 @@
 //! - `lifo-starvation` in [`lifo`];
 //! - `idle-burst` in [`idle`];
 //! - `task-churn` in [`churn`];
-//! - `timer-churn` in [`timers`].
+//! - `timer-churn` in [`timers`];
+//! - `blocking-storm` in `crate::storm` (the spawn storm through
+//!   `spawn_blocking`);
+//! - `accept-storm` in [`accept`] (`tcp-rpc`'s server and client).
 //!
-//! All are closed loop, fixed-size iterations ([`crate::closed`]) started
-//! from `block_on`.
+//! The first four are closed loop, fixed-size iterations
+//! ([`crate::closed`]) started from `block_on`; `blocking-storm` runs for
+//! the duration from outside threads, `accept-storm` open loop.
 
+pub(crate) mod accept;
 pub(crate) mod churn;
 pub(crate) mod idle;
 pub(crate) mod lifo;

@@ -125,8 +125,8 @@ impl<H> ThreadPerCore<H> {
         self.cores.len()
     }
 
-    /// Worker counters in core order; driver counters, inject-lock and
-    /// task-registry contention summed (maxima: max), from each core's
+    /// Worker counters in core order; driver counters, inject-lock,
+    /// task-registry and blocking-pool contention summed (maxima: max), from each core's
     /// `metrics_of`.
     pub(crate) fn metrics(&self, metrics_of: impl Fn(&H) -> RuntimeMetrics) -> RuntimeMetrics {
         let mut all = RuntimeMetrics::default();
@@ -136,6 +136,7 @@ impl<H> ThreadPerCore<H> {
             all.global_queue_intervals.extend(m.global_queue_intervals);
             all.driver.merge(&m.driver);
             all.task_registry_contended += m.task_registry_contended;
+            all.blocking_lock_contended += m.blocking_lock_contended;
             all.inject_lock_contended = match (all.inject_lock_contended, m.inject_lock_contended) {
                 (Some(a), Some(b)) => Some(a + b),
                 (a, b) => a.or(b),
