@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Parser;
 
+use crate::bisect;
 use crate::cli::{Cli, Command, DoctorArgs, RunArgs};
 use crate::compare;
 use crate::config::{Cell, RunConfig};
@@ -70,6 +71,7 @@ pub fn run() -> Result<ExitCode> {
         Some(Command::Serve(args)) => remote::serve_main(&options::serve(&args)?),
         Some(Command::Load(args)) => remote::load_main(&options::load(&args)?),
         Some(Command::Merge(args)) => merge::main(&options::merge(&args)),
+        Some(Command::Bisect(args)) => bisect::main(&options::bisect(&args)?),
         Some(Command::Doctor(args)) if args.calibrate => calibrate_main(&args),
         Some(Command::Doctor(args)) => {
             let workers = config::parse_workers(args.workers.as_deref())?;

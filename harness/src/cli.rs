@@ -66,6 +66,12 @@ pub enum Command {
     /// latency distribution, summed throughput) or of the shards of one matrix (CSV or JSON
     /// results side by side, their settings checked).
     Merge(MergeArgs),
+    /// Find the first bad point between a good and a bad one, for one cell: published versions of a
+    /// reference runtime (`--sched tokio --good 1.49.0 --bad 1.52.1`) or commits of the git
+    /// repository around the current directory (`--good SHA --bad SHA`). Each step is a paired,
+    /// interleaved A/B (`run --base-bin`) of the midpoint against the good end. Exit status: 0 found;
+    /// 1 not reproduced or undecidable; 2 bad input.
+    Bisect(Box<BisectArgs>),
     /// Internal: run one measured run whose spec arrives on stdin and write its result on stdout
     /// (how `run` isolates each run in a fresh process).
     #[command(name = "__run-child", hide = true)]
@@ -216,6 +222,78 @@ pub struct RunArgs {
     pub shard: Option<String>,
 }
 
+/// Options of `wsbench bisect`: the range, the search, and one cell given as for `run`.
+#[derive(Debug, Args)]
+pub struct BisectArgs {
+    /// The good end: a published version (with --sched tokio, tokio-current or smol) or a commit (a
+    /// SHA, tag or branch of the repository around the current directory).
+    #[arg(long, value_name = "VERSION|REF")]
+    pub good: String,
+    /// The bad end, of the same kind, after the good one.
+    #[arg(long, value_name = "VERSION|REF")]
+    pub bad: String,
+    /// The figure judged: `time` (p50_us, the median time of one operation), `throughput`
+    /// (throughput_per_s), `cpu` (cpu_us_per_op) or `p99` (p99_us) [default: the workload's main
+    /// figure: p99 for open-loop workloads, throughput for the others].
+    #[arg(long, value_name = "METRIC", value_parser = ["time", "throughput", "cpu", "p99"])]
+    pub metric: Option<String>,
+    /// Most pairs of runs per step: a step runs 5, then 10, then 20, ... pairs (up to this) until it
+    /// is decisive; still undecided at this cap, the point is skipped (2..=1000).
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = max_runs_value)]
+    pub max_runs: usize,
+    /// List the points between the ends, the first midpoint and the estimate; build and run
+    /// nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Also write the steps and the result as JSON to this path.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// The scheduler: one name (for published versions, the reference without `@`: tokio,
+    /// tokio-current or smol).
+    #[arg(long, value_name = "NAME")]
+    pub sched: String,
+    /// One worker-thread count [default: logical CPUs].
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub workers: Option<String>,
+    /// One workload (see `wsbench list`).
+    #[arg(long, value_name = "NAME")]
+    pub workload: String,
+    /// Offered load of an open-loop workload in requests/s: one value [default: the workload's].
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
+    pub rate: Option<String>,
+    /// A workload parameter `name=value` (repeatable), as for `run`.
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// A scheduler knob `name=value` (repeatable, one value each), as for `run`.
+    #[arg(long = "knob", value_name = "NAME=VALUE")]
+    pub knobs: Vec<String>,
+    /// Measured time per run, as for `run`.
+    #[arg(long, value_name = "DURATION", default_value = "500ms", allow_hyphen_values = true)]
+    pub duration: String,
+    /// Warm-up before each run's measurement, as for `run`.
+    #[arg(long, value_name = "DURATION", default_value = "100ms", allow_hyphen_values = true)]
+    pub warmup: String,
+    /// Seed of the first pair; each later pair of a step takes the next one.
+    #[arg(long, value_name = "N", default_value_t = 42, allow_hyphen_values = true, value_parser = seed_value)]
+    pub seed: u64,
+    /// Per-run watchdog limit, as for `run`.
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub timeout: Option<String>,
+    /// Pin workers, as for `run`.
+    #[arg(long)]
+    pub pin: bool,
+    /// Effect-size floor for throughput, p50 and p90, as for `compare`.
+    #[arg(long, value_name = "PERCENT", default_value = "5%", allow_hyphen_values = true)]
+    pub threshold: String,
+    /// Effect-size floor for p99 and CPU per op, as for `compare`.
+    #[arg(long, value_name = "PERCENT", default_value = "10%", allow_hyphen_values = true)]
+    pub tail_threshold: String,
+    /// Significance level, as for `compare`: a step is bad when the gate's test says the midpoint
+    /// changed against the good end as the bad end did.
+    #[arg(long, value_name = "FRACTION", default_value = "0.05", allow_hyphen_values = true, value_parser = fraction_value)]
+    pub alpha: f64,
+}
+
 /// Options of `wsbench merge`.
 #[derive(Debug, Args)]
 pub struct MergeArgs {
@@ -313,6 +391,10 @@ fn whole_in(text: &str, lo: u64, hi: u64) -> Result<u64, String> {
     } else {
         Err(format!("{v} is out of range; allowed: {lo}..={hi}"))
     }
+}
+
+fn max_runs_value(text: &str) -> Result<usize, String> {
+    whole_in(text, 2, MAX_RUNS).map(|v| v as usize)
 }
 
 fn runs_value(text: &str) -> Result<usize, String> {

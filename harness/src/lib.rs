@@ -15,6 +15,8 @@
 //! - `stats`: pure statistics (medians, tests, summaries, SLO capacity,
 //!   change points);
 //! - `output`: result files, the table, charts, the HTML report, units;
+//! - `bisect`: the first bad version or commit of a range, each step an
+//!   A/B run of `run --base-bin` judged by `compare`;
 //! - `compare` (the regression gate), `history` (the nightly store and its
 //!   change points) and `listing` (`wsbench list`), which read results.
 //!
@@ -37,6 +39,7 @@
 #![warn(missing_docs)]
 
 mod app;
+mod bisect;
 mod cli;
 mod compare;
 mod config;

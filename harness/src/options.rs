@@ -10,9 +10,10 @@ use anyhow::{ensure, Context, Result};
 use clap::Parser;
 use wsbench_workloads::remote::{client_only_params, servable_workloads};
 
+use crate::bisect;
 use crate::cli::{
-    Cli, CompareArgs, HistoryArgs, HistoryCommand, HistoryDetectArgs, LoadArgs, MergeArgs, PlotArgs, ReportArgs,
-    ServeArgs,
+    BisectArgs, Cli, CompareArgs, HistoryArgs, HistoryCommand, HistoryDetectArgs, LoadArgs, MergeArgs, PlotArgs,
+    ReportArgs, ServeArgs,
 };
 use crate::compare;
 use crate::config::RunConfig;
@@ -85,6 +86,74 @@ pub fn detect(a: &HistoryDetectArgs) -> Result<DetectOptions> {
         metrics: history::metrics_of(a.metric.as_deref())?,
         search,
         floors,
+        json: a.json.clone(),
+    })
+}
+
+/// Workload selections that name more than one workload.
+const WORKLOAD_GROUPS: [&str; 3] = ["all", "default", "zoo"];
+
+/// `wsbench bisect`: the cell is checked by `run`'s own parser, and must
+/// be exactly one cell.
+pub fn bisect(a: &BisectArgs) -> Result<bisect::Options> {
+    ensure!(
+        !a.sched.contains(',') && a.sched != "all",
+        "--sched `{}` names several schedulers; bisect judges one cell: give one name (see `wsbench list`)",
+        a.sched
+    );
+    ensure!(
+        !a.sched.contains('@'),
+        "--sched `{}`: a bisect over published versions takes the reference without `@` and the versions as \
+         --good/--bad, e.g. --sched tokio --good 1.49.0 --bad 1.52.1",
+        a.sched
+    );
+    ensure!(
+        !a.workload.contains(',') && !WORKLOAD_GROUPS.contains(&a.workload.as_str()),
+        "--workload `{}` names several workloads; bisect judges one cell: give one name (see `wsbench list`)",
+        a.workload
+    );
+    let mut cell: Vec<String> =
+        ["--sched", a.sched.as_str(), "--workload", a.workload.as_str(), "--duration", a.duration.as_str()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    cell.extend(["--warmup".to_string(), a.warmup.clone()]);
+    push_opt(&mut cell, "--workers", a.workers.clone());
+    push_opt(&mut cell, "--rate", a.rate.clone());
+    push_opt(&mut cell, "--timeout", a.timeout.clone());
+    push_each(&mut cell, "--param", &a.params);
+    push_each(&mut cell, "--knob", &a.knobs);
+    if a.pin {
+        cell.push("--pin".to_string());
+    }
+    let config = config_of(&cell)?;
+    let one = |n: usize, what: &str| {
+        ensure!(n == 1, "{what} names {n} cells; bisect judges one cell: give one value");
+        Ok(())
+    };
+    one(config.workers.len(), &format!("--workers `{}`", a.workers.as_deref().unwrap_or_default()))?;
+    one(config.knob_sets.len(), &format!("--knob `{}`", a.knobs.join(" ")))?;
+    one(config.rates.as_ref().map_or(1, Vec::len), &format!("--rate `{}`", a.rate.as_deref().unwrap_or_default()))?;
+    let open_loop = config.workloads.first().is_some_and(|w| w.open_loop);
+    let metric = match a.metric.as_deref() {
+        Some("time") => "p50_us",
+        Some("cpu") => "cpu_us_per_op",
+        Some("p99") => "p99_us",
+        Some("throughput") => "throughput_per_s",
+        _ if open_loop => "p99_us",
+        _ => "throughput_per_s",
+    };
+    Ok(bisect::Options {
+        good: a.good.clone(),
+        bad: a.bad.clone(),
+        sched: a.sched.clone(),
+        cell,
+        metric,
+        max_runs: a.max_runs,
+        seed: a.seed,
+        per_run: config.warmup + config.duration,
+        floors: compare::floors_of(&a.threshold, &a.tail_threshold, a.alpha)?,
+        dry_run: a.dry_run,
         json: a.json.clone(),
     })
 }

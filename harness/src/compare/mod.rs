@@ -23,8 +23,7 @@ mod control;
 pub mod mechanism;
 mod render;
 
-use self::render::format_q;
-pub use self::render::{render_markdown, DETECTABLE, PAIR_CHANGE};
+pub use self::render::{format_q, render_markdown, DETECTABLE, PAIR_CHANGE};
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -74,7 +73,8 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    fn as_str(self) -> &'static str {
+    /// `regressed`, `unchanged` or `improved`.
+    pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Regressed => "regressed",
             Verdict::Unchanged => "unchanged",
@@ -128,6 +128,12 @@ impl Metric {
             Source::Latency(_) | Source::CpuPerOp => format_us(v),
         }
     }
+}
+
+/// The pairs (base, current) of `metric` in one cell of an A/B invocation,
+/// as the gate judges them; empty for a column it does not judge.
+pub fn metric_pairs(metric: &str, base: &[&RunRecord], current: &[&RunRecord]) -> Vec<(f64, f64)> {
+    METRICS.iter().find(|m| m.name == metric).map_or_else(Vec::new, |m| ab::pairs(base, current, |r| m.value(r)))
 }
 
 /// One metric of one cell.
@@ -574,7 +580,6 @@ fn calibration_warnings(base: &ResultsFile, current: &ResultsFile) -> Vec<String
     out
 }
 
-/// A q-value for the table: small ones in scientific notation.
 /// `wsbench compare`'s options, checked (`crate::options`).
 #[derive(Debug, Clone)]
 pub struct Options {

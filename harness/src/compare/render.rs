@@ -7,7 +7,8 @@ use super::{mechanism, Report, METRICS};
 use crate::output::table::Table;
 use crate::stats::ttest::POWER;
 
-pub(super) fn format_q(q: f64) -> String {
+/// A q-value for a table: small ones in scientific notation.
+pub fn format_q(q: f64) -> String {
     if q < 0.001 {
         format!("{q:.0e}")
     } else {

@@ -101,6 +101,11 @@ fn cache_key(p: &Pinned, source: &str) -> String {
     raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect()
 }
 
+/// Whether `p` has a cached binary for this wsbench source.
+pub fn is_cached(p: &Pinned) -> Result<bool> {
+    Ok(refs_root().join("bin").join(cache_key(p, &source_id()?)).is_file())
+}
+
 /// The cached binary of `p`, built first when there is none.
 pub fn ensure_built(p: &Pinned, quiet: bool) -> Result<Built> {
     let root = refs_root();

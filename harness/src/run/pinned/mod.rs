@@ -111,7 +111,7 @@ fn allowed_names() -> String {
 /// Whether `text` is an exact version: `MAJOR.MINOR.PATCH`, whole numbers
 /// without leading zeros, optionally `-PRERELEASE` (letters, digits, `.`,
 /// `-`).
-fn is_exact_version(text: &str) -> bool {
+pub fn is_exact_version(text: &str) -> bool {
     let (core, pre) = match text.split_once('-') {
         Some((core, pre)) => (core, Some(pre)),
         None => (text, None),
