@@ -21,7 +21,7 @@ use crate::output::export::csv::CsvExporter;
 use crate::output::export::{self, Exporter};
 use crate::output::{plot, report, table};
 use crate::run::env::Environment;
-use crate::run::{isolate, matrix, pinned};
+use crate::run::{cgroup, isolate, matrix, pinned};
 use crate::{config, history, listing, options, remote};
 
 /// What a bare `wsbench` prints.
@@ -68,6 +68,7 @@ pub fn run() -> Result<ExitCode> {
         Some(Command::History(args)) => history::main(&options::history(&args)?),
         Some(Command::Report(args)) => report::main(&options::report(&args)),
         Some(Command::RunChild) => isolate::child_main(),
+        Some(Command::CgroupProbe) => cgroup::probe_main(),
         Some(Command::Serve(args)) => remote::serve_main(&options::serve(&args)?),
         Some(Command::Load(args)) => remote::load_main(&options::load(&args)?),
         Some(Command::Merge(args)) => merge::main(&options::merge(&args)),
@@ -119,7 +120,9 @@ fn calibrate_main(args: &DoctorArgs) -> Result<ExitCode> {
 }
 
 fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
-    let config = RunConfig::from_args(args)?;
+    let mut config = RunConfig::from_args(args)?;
+    let cgroups = open_cgroups(&config.limits)?;
+    config.probes = config.limits.iter().map(|l| cgroup::probe(cgroups.as_ref(), l)).collect::<Result<Vec<_>>>()?;
     let mut plan = config.plan()?;
     prepare_pinned(&mut plan.cells, config.quiet)?;
     let mut exporters = export::open_all(&config)?;
@@ -139,7 +142,7 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
     let mut results = Results::new(env, Settings::of(&config));
     let base = base_results.as_mut().map(|r| matrix::BaseSide { results: r, exporters: &mut base_exporters });
     crate::run::interrupt::install()?;
-    matrix::run_matrix(&config, &plan, &mut results, &mut exporters, base)?;
+    matrix::run_matrix(&config, &plan, &mut results, &mut exporters, base, cgroups.as_ref())?;
     if results.interrupted {
         return print_interrupted(&results);
     }
@@ -190,6 +193,17 @@ fn prepare_pinned(cells: &mut [Cell], quiet: bool) -> Result<()> {
         cell.program = Some(build.bin);
     }
     Ok(())
+}
+
+/// The parent cgroup of the runs when any cell has CPU limits (saying
+/// which cgroup version holds them), else `None`.
+fn open_cgroups(limits: &[cgroup::Limits]) -> Result<Option<cgroup::Cgroups>> {
+    if limits.iter().all(cgroup::Limits::is_none) {
+        return Ok(None);
+    }
+    let cgroups = cgroup::Cgroups::open(limits.iter().any(|l| l.cpuset.is_some()))?;
+    eprintln!("{}", cgroups.describe());
+    Ok(Some(cgroups))
 }
 
 /// What an interrupted matrix prints: the machine, the finished cells as a

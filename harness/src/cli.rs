@@ -76,6 +76,10 @@ pub enum Command {
     /// (how `run` isolates each run in a fresh process).
     #[command(name = "__run-child", hide = true)]
     RunChild,
+    /// Internal: print the CPUs `available_parallelism` reads and tokio's default worker count,
+    /// once stdin closes (how `--workers auto` and `tokio_default_workers` see a cgroup).
+    #[command(name = "__cgroup-probe", hide = true)]
+    CgroupProbe,
 }
 
 /// Options of `wsbench run`.
@@ -85,7 +89,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST|all", default_value = "all")]
     pub sched: String,
 
-    /// Worker-thread counts: a list or range, e.g. `1,2,4` or `1..=128:pow2` [default: logical CPUs].
+    /// Worker-thread counts: a list or range, e.g. `1,2,4` or `1..=128:pow2`, or `auto`: the CPUs
+    /// `std::thread::available_parallelism` reads under each --cpus/--cpuset [default: logical CPUs].
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub workers: Option<String>,
 
@@ -153,6 +158,18 @@ pub struct RunArgs {
     /// run; a hung run's threads then live on and a crash ends the whole matrix.
     #[arg(long)]
     pub in_process: bool,
+
+    /// CPU quota per run in CPUs, a CFS quota over 100 ms periods (`0.5`, `1.5`), or a list
+    /// (`1,2`; one cell each). Each run's child process goes into a cgroup of its own (v2 or v1,
+    /// whichever has the cpu controller; needs root or a delegated cgroup subtree); rows record
+    /// the quota and the throttling over the measured window.
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub cpus: Option<String>,
+
+    /// CPUs each run may use, as a cgroup cpuset in the kernel's list form (`0`, `0-3,8`); repeat
+    /// the flag to sweep (one cell per value). Combines with --cpus.
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub cpuset: Vec<String>,
 
     /// A/B in one invocation: run every run twice, back to back, once in a child process of
     /// this program and once in a child process of BIN (the base: e.g. a build of the previous
@@ -547,6 +564,13 @@ pub struct ServeArgs {
     /// A scheduler knob `name=value` (repeatable, one value each).
     #[arg(long = "knob", value_name = "NAME=VALUE")]
     pub knobs: Vec<String>,
+    /// CPU quota of this process in CPUs (`0.5`, `2`): it moves into a cgroup of its own for its
+    /// life (see `run --cpus`).
+    #[arg(long, value_name = "Q", allow_hyphen_values = true)]
+    pub cpus: Option<String>,
+    /// CPUs this process may use, a cgroup cpuset (`0-1`; see `run --cpuset`).
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub cpuset: Option<String>,
     /// Stop after this long (`30s`); without it, serve until SIGINT or SIGTERM.
     #[arg(long, value_name = "DURATION")]
     pub duration: Option<String>,
@@ -580,6 +604,13 @@ pub struct LoadArgs {
     /// Warm-up before each run's measurement; discarded.
     #[arg(long, value_name = "DURATION", default_value = "1s")]
     pub warmup: String,
+    /// CPU quota of this process in CPUs (`0.5`, `2`): it moves into a cgroup of its own for its
+    /// life (see `run --cpus`).
+    #[arg(long, value_name = "Q", allow_hyphen_values = true)]
+    pub cpus: Option<String>,
+    /// CPUs this process may use, a cgroup cpuset (`0-1`; see `run --cpuset`).
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub cpuset: Option<String>,
     /// Measured runs per rate (1..=1000).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = runs_value)]
     pub runs: usize,

@@ -15,6 +15,8 @@ use crate::cli::RunArgs;
 use crate::data::record::{join_pairs, CellKey};
 use crate::parse::{check_label, parse_duration, parse_pair, parse_u64_list};
 use crate::run::backend;
+use crate::run::cgroup::limits::{self, CpuList, Limits};
+use crate::run::cgroup::Probe;
 use crate::run::pinned::{self, Pinned, SchedRow};
 use crate::stats::slo::Slo;
 
@@ -129,6 +131,17 @@ pub struct RunConfig {
     pub wide: bool,
     /// `--shard I/N`: run only shard I (1-based) of N.
     pub shard: Option<Shard>,
+    /// `--cpus` x `--cpuset`: the limits each cell runs under, swept like
+    /// `--workers` (outside it); one [`Limits::NONE`] without either flag.
+    pub limits: Vec<Limits>,
+    /// `--workers auto`: each cell runs the CPUs a process under its limits
+    /// sees ([`RunConfig::probes`]).
+    pub workers_auto: bool,
+    /// What a process sees under each of `limits` (same order), filled by
+    /// the runner before planning ([`crate::run::cgroup::probe`]); empty =
+    /// not probed (then `auto` is this process's CPUs, and no row records
+    /// tokio's default).
+    pub probes: Vec<Probe>,
 }
 
 /// `--shard I/N`: shard `index` (1-based) of `count`.
@@ -159,8 +172,9 @@ pub fn parse_shard(text: &str) -> Result<Shard> {
 /// The cells `--interleave` runs together: consecutive cells (the plan
 /// varies scheduler and knobs innermost) with the same workload, workers,
 /// parameters and rate.
-pub fn interleave_key(cell: &Cell) -> (usize, String, String, Option<u64>) {
-    (cell.key.workers, cell.key.workload.clone(), cell.key.params.clone(), cell.key.rate_per_s)
+pub fn interleave_key(cell: &Cell) -> (usize, String, String, Option<u64>, String, String) {
+    let k = &cell.key;
+    (k.workers, k.workload.clone(), k.params.clone(), k.rate_per_s, k.cpus.clone(), k.cpuset.clone())
 }
 
 /// Shard `shard` of `units` (cells, or interleaved groups): unit k goes to
@@ -205,6 +219,10 @@ pub struct Cell {
     pub program: Option<PathBuf>,
     /// The `runtime_version` column of the cell's rows.
     pub runtime_version: String,
+    /// `--cpus`/`--cpuset`: the cgroup each run's child goes into.
+    pub limits: Limits,
+    /// The worker count tokio picks by default under `limits` (probed).
+    pub tokio_default_workers: Option<usize>,
 }
 
 /// The cells to run and the notes about cells left out (the harness's
@@ -296,9 +314,10 @@ fn parse_workloads(text: &str) -> Result<Vec<&'static WorkloadInfo>> {
     Ok(out)
 }
 
-/// Parses a `--workers` list; the logical CPUs when absent.
+/// Parses a `--workers` list; the logical CPUs when absent (and for
+/// `auto`, until the limits' probes say otherwise).
 pub fn parse_workers(text: Option<&str>) -> Result<Vec<usize>> {
-    let Some(text) = text else {
+    let Some(text) = text.filter(|t| t.trim() != "auto") else {
         let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         return Ok(vec![cpus]);
     };
@@ -429,6 +448,33 @@ fn parse_topology(text: Option<&str>, workers: &[usize]) -> Result<Option<Impose
     Ok(Some(imposed))
 }
 
+/// `--cpus` and every `--cpuset`, checked against this machine, as the
+/// limits to sweep; either flag with `--in-process` is refused (a cgroup
+/// holds a process, and in-process runs share this one).
+fn parse_limits(args: &RunArgs) -> Result<Vec<Limits>> {
+    let given = match (&args.cpus, args.cpuset.first()) {
+        (Some(c), _) => Some(format!("--cpus {c}")),
+        (None, Some(s)) => Some(format!("--cpuset {s}")),
+        (None, None) => None,
+    };
+    if let (Some(flag), true) = (&given, args.in_process) {
+        bail!(
+            "{flag} puts each run's child process in a cgroup of its own, and --in-process runs every run in this \
+             process; allowed: drop --in-process (or the limit)"
+        );
+    }
+    let online = limits::online_cpus();
+    let cpus = args.cpus.as_deref().map(|t| limits::parse_cpus(t, online.ids().len())).transpose()?.unwrap_or_default();
+    let mut sets: Vec<CpuList> = Vec::new();
+    for text in &args.cpuset {
+        let set = limits::parse_cpuset(text, &online)?;
+        if !sets.contains(&set) {
+            sets.push(set);
+        }
+    }
+    Ok(limits::combinations(&cpus, &sets))
+}
+
 /// `--knob victim=topology` needs a worker topology: `--topology`, or the
 /// sysfs groups of pinned workers (`--pin`). Without either it would run as
 /// `random` while its rows say `topology`.
@@ -480,6 +526,7 @@ impl RunConfig {
             );
         }
         let ab = parse_ab(args)?;
+        let limits = parse_limits(args)?;
         if slo.is_some() {
             ensure!(
                 workloads.iter().any(|w| w.open_loop),
@@ -512,6 +559,9 @@ impl RunConfig {
             quiet: args.quiet,
             wide: args.wide,
             shard,
+            limits,
+            workers_auto: args.workers.as_deref().is_some_and(|w| w.trim() == "auto"),
+            probes: Vec::new(),
         })
     }
 
@@ -530,16 +580,29 @@ impl RunConfig {
                 _ => vec![None],
             };
             for rate in rates {
-                for &workers in &self.workers {
-                    for knobs in &self.knob_sets {
-                        for row in &self.scheds {
-                            if row.sched.worker_rule() == WorkerRule::ExactlyOne && workers > 1 {
-                                let name = row.name();
-                                skipped
-                                    .push(format!("skipped {name} with {workers} workers: it runs exactly 1 worker"));
-                                continue;
+                for (li, limits) in self.limits.iter().enumerate() {
+                    let probe = self.probes.get(li).copied();
+                    let workers = match (self.workers_auto, probe) {
+                        (true, Some(p)) => vec![p.available],
+                        _ => self.workers.clone(),
+                    };
+                    for workers in workers {
+                        for knobs in &self.knob_sets {
+                            for row in &self.scheds {
+                                if row.sched.worker_rule() == WorkerRule::ExactlyOne && workers > 1 {
+                                    let name = row.name();
+                                    skipped.push(format!(
+                                        "skipped {name} with {workers} workers: it runs exactly 1 worker"
+                                    ));
+                                    continue;
+                                }
+                                let mut cell = self.cell(row, workload, workers, knobs, &params, rate)?;
+                                cell.key.cpus = limits.cpus_text();
+                                cell.key.cpuset = limits.cpuset_text();
+                                cell.limits = limits.clone();
+                                cell.tokio_default_workers = probe.map(|p| p.tokio_default);
+                                cells.push(cell);
                             }
-                            cells.push(self.cell(row, workload, workers, knobs, &params, rate)?);
                         }
                     }
                 }
@@ -593,10 +656,22 @@ impl RunConfig {
             knobs: join_pairs(&knobs.pairs().map(|(n, v)| (n.to_string(), v.to_string())).collect::<Vec<_>>()),
             params: join_pairs(params),
             rate_per_s: rate,
+            cpus: String::new(),
+            cpuset: String::new(),
         };
         // A versioned row's versions are its build's (`pinned::prepare`).
         let runtime_version = if row.pinned.is_some() { String::new() } else { pinned::own_versions(sched) };
-        Ok(Cell { workload, runtime, spec, key, pinned: row.pinned.clone(), program: None, runtime_version })
+        Ok(Cell {
+            workload,
+            runtime,
+            spec,
+            key,
+            pinned: row.pinned.clone(),
+            program: None,
+            runtime_version,
+            limits: Limits::NONE,
+            tokio_default_workers: None,
+        })
     }
 }
 

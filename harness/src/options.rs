@@ -224,6 +224,8 @@ pub fn serve(a: &ServeArgs) -> Result<ServeOptions> {
     push_opt(&mut args, "--json", a.json.as_ref().map(|p| p.display().to_string()));
     push_each(&mut args, "--param", &a.params);
     push_each(&mut args, "--knob", &a.knobs);
+    push_opt(&mut args, "--cpus", a.cpus.clone());
+    push_opt(&mut args, "--cpuset", a.cpuset.clone());
     let limit = a.duration.as_deref().map(parse_duration).transpose().context("bad --duration")?;
     if let (Some(text), Some(limit)) = (&a.duration, limit) {
         ensure!(
@@ -236,6 +238,7 @@ pub fn serve(a: &ServeArgs) -> Result<ServeOptions> {
         config.scheds.len() == 1 && config.workers.len() == 1 && config.knob_sets.len() == 1,
         "serve runs one scheduler, one worker count and one value per knob"
     );
+    ensure!(config.limits.len() == 1, "serve runs under one --cpus value (this process has one cgroup)");
     Ok(ServeOptions { config, listen, limit })
 }
 
@@ -260,7 +263,10 @@ pub fn load(a: &LoadArgs) -> Result<LoadOptions> {
     push_opt(&mut args, "--hdr-dir", a.hdr_dir.as_ref().map(|p| p.display().to_string()));
     push_opt(&mut args, "--slo", a.slo.clone());
     push_each(&mut args, "--param", &a.params);
+    push_opt(&mut args, "--cpus", a.cpus.clone());
+    push_opt(&mut args, "--cpuset", a.cpuset.clone());
     let mut config = config_of(&args)?;
+    ensure!(config.limits.len() == 1, "load runs under one --cpus value (this process has one cgroup)");
     config.wide = a.wide;
     // The ratio columns compare rows with this label to themselves only.
     config.baseline_sched = a.label.clone();

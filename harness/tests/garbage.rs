@@ -36,6 +36,8 @@ fn valid_csv() -> &'static [u8] {
                         knobs: String::new(),
                         params: String::new(),
                         rate_per_s: None,
+                        cpus: String::new(),
+                        cpuset: String::new(),
                     };
                     let mut r = RunRecord::failed(key, run, String::new());
                     r.status = Status::Ok;

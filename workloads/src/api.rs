@@ -164,6 +164,23 @@ pub struct CpuUsage {
     pub ctx_switches_voluntary: u64,
     /// Involuntary context switches (preemptions) of the runtime's threads.
     pub ctx_switches_involuntary: u64,
+    /// CFS throttling of the run's cgroup over the window; `None` when the
+    /// run is in no cgroup of the harness's (no `--cpus`/`--cpuset`).
+    pub throttle: Option<Throttle>,
+}
+
+pub use crate::throttle::{parse_cpu_stat, set_source as set_throttle_source, Throttle};
+
+/// The worker count tokio's multi-thread runtime picks by default in this
+/// process (its CPUs, under any cgroup quota or cpuset): read from a
+/// runtime built for the purpose, not computed.
+pub fn tokio_default_workers() -> Result<usize, Error> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .build()
+        .map_err(|e| Error::io("building a tokio runtime to read its default worker count", e))?;
+    let workers = rt.metrics().num_workers();
+    rt.shutdown_background();
+    Ok(workers)
 }
 
 /// What one run measured. Latencies are in nanoseconds.

@@ -26,6 +26,13 @@ const PANIC_EVERY: ParamInfo = p(
     "0",
     "fault injection: every Nth request's handler panics (a failed request): 0 = never, else 1..=1e12",
 );
+const SIDE_THREADS: ParamInfo = p(
+    "side-threads",
+    "0",
+    "CPU-bound side pool: plain threads beside the runtime (same process and cgroup) that burn CPU in bursts, as a rayon-style pool does: 0..=256 (0 = off)",
+);
+const SIDE_DUTY: ParamInfo =
+    p("side-duty", "0.5", "side pool: fraction of each 10 ms period a side thread works (the rest it sleeps): 0..=1");
 const SERVICE: ParamInfo =
     p("service", "exp", "CPU service-time distribution (calibrated spinning): fixed|exp|bimodal|pareto");
 const SERVICE_FIXED: ParamInfo =
@@ -48,6 +55,8 @@ const RPC_FANOUT: &[ParamInfo] = &[
     LOADGEN,
     STALL_MS,
     PANIC_EVERY,
+    SIDE_THREADS,
+    SIDE_DUTY,
 ];
 
 const SKEWED: &[ParamInfo] = &[
@@ -63,6 +72,8 @@ const SKEWED: &[ParamInfo] = &[
     LOADGEN,
     STALL_MS,
     PANIC_EVERY,
+    SIDE_THREADS,
+    SIDE_DUTY,
 ];
 
 const TIMERS: &[ParamInfo] = &[
@@ -76,6 +87,8 @@ const TIMERS: &[ParamInfo] = &[
     LOADGEN,
     STALL_MS,
     PANIC_EVERY,
+    SIDE_THREADS,
+    SIDE_DUTY,
 ];
 
 const TIMEOUTS: &[ParamInfo] = &[
@@ -89,6 +102,8 @@ const TIMEOUTS: &[ParamInfo] = &[
     LOADGEN,
     STALL_MS,
     PANIC_EVERY,
+    SIDE_THREADS,
+    SIDE_DUTY,
 ];
 
 const TCP_RPC: &[ParamInfo] = &[

@@ -95,6 +95,8 @@ struct Start {
     baseline_ns: HashMap<Tid, u64>,
     /// Context switches of every thread.
     switches: HashMap<Tid, (u64, u64)>,
+    /// The cgroup's throttling counters ([`crate::throttle`]).
+    throttle: Option<crate::throttle::Throttle>,
 }
 
 /// Measures one run's window; see the module doc.
@@ -167,14 +169,16 @@ impl CpuMeter {
         let switches =
             live_threads().unwrap_or_default().into_iter().filter_map(|t| Some((t, thread_switches(t)?))).collect();
         let baseline_ns = baseline.iter().filter_map(|&t| Some((t, thread_cpu_ns(t)?))).collect();
+        let throttle = crate::throttle::read();
         *lock(&self.start) =
-            process_cpu_ns().map(|process_ns| Start { at: Instant::now(), process_ns, baseline_ns, switches });
+            process_cpu_ns().map(|process_ns| Start { at: Instant::now(), process_ns, baseline_ns, switches, throttle });
     }
 
     /// Ends the window: the runtime's CPU use over it, or `None` when
     /// [`CpuMeter::start`] was not called or `/proc` could not be read.
     pub(crate) fn finish(&self) -> Option<CpuUsage> {
         let process_ns = process_cpu_ns();
+        let throttle_end = crate::throttle::read();
         let start = lock(&self.start).take()?;
         let process_ns = process_ns?;
         let window = start.at.elapsed();
@@ -208,6 +212,7 @@ impl CpuMeter {
             window,
             ctx_switches_voluntary: voluntary,
             ctx_switches_involuntary: involuntary,
+            throttle: crate::throttle::delta(start.throttle, throttle_end),
         })
     }
 }

@@ -54,9 +54,11 @@ pub mod remote;
 pub mod rt;
 mod runner;
 mod sched;
+mod side;
 pub mod spin;
 mod storm;
 mod tcp;
+mod throttle;
 mod zoo;
 
 pub use error::Error;

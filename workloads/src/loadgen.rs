@@ -45,6 +45,8 @@ pub(crate) struct LoadSpec {
     pub stall: Duration,
     /// Every Nth request's handler panics (fault injection); 0 = never.
     pub panic_every: u64,
+    /// CPU-bound threads beside the runtime ([`crate::side`]).
+    pub side: crate::side::SidePool,
 }
 
 impl LoadSpec {
@@ -338,6 +340,7 @@ mod tests {
             duration: Duration::from_millis(20),
             stall: Duration::ZERO,
             panic_every: 0,
+            side: crate::side::SidePool::OFF,
         };
         let w = Window::new(&spec);
         let mut a = schedule(&spec, 0);

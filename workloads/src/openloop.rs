@@ -186,10 +186,10 @@ where
         meter.start();
         counters_start = spawner.window_start();
     };
-    let totals = match injection {
+    let (totals, side_cpu_ms) = crate::side::around(spec.side, meter, || match injection {
         Injection::Remote => {
             let inject = |req: Request| drop(spawner.spawn(task(req)));
-            generate(spec, &w, &inject, &stall, snapshot, meter)?
+            generate(spec, &w, &inject, &stall, snapshot, meter)
         }
         Injection::OneWorker => {
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Request>();
@@ -207,13 +207,14 @@ where
             };
             let totals = generate(spec, &w, &inject, &stall, snapshot, meter)?;
             drop(dispatcher);
-            totals
+            Ok(totals)
         }
-    };
+    })?;
     let histos = drain(&collector, totals.sent, w.drain_deadline(spec));
     let counters = counters_delta(&counters_start, &spawner.counters());
     let cpu = meter.finish();
-    Ok(OpenReport { histos, gen: totals, window: w, counters, notes: Vec::new(), extras: Vec::new(), cpu })
+    let extras = side_cpu_ms.map(|ms| vec![(crate::side::SIDE_CPU_EXTRA.to_string(), ms)]).unwrap_or_default();
+    Ok(OpenReport { histos, gen: totals, window: w, counters, notes: Vec::new(), extras, cpu })
 }
 
 /// Waits until `sent` measured requests have finished or `deadline`
@@ -248,6 +249,7 @@ mod tests {
             duration: Duration::from_millis(100),
             stall: Duration::ZERO,
             panic_every: 0,
+            side: crate::side::SidePool::OFF,
         };
         let w = Window::new(&spec);
         let slow = |_: Request| thread::sleep(HANDOFF);

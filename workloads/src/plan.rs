@@ -15,6 +15,7 @@ use crate::loadgen::LoadSpec;
 use crate::micro::{Fanout, Skewed, Timeouts, Timers};
 use crate::openloop::Injection;
 use crate::params::Params;
+use crate::side::{SidePool, MAX_SIDE_THREADS};
 use crate::storm::{Storm, StormKind, MAX_SPAWNERS};
 use crate::tcp::{Handler, Mixed, TcpRpc};
 use crate::zoo::accept::CONNECTIONS_PER_STORM_THREAD;
@@ -58,6 +59,7 @@ pub(crate) struct Load {
     pub threads: usize,
     pub stall: Duration,
     pub panic_every: u64,
+    pub side: SidePool,
 }
 
 impl Load {
@@ -72,6 +74,7 @@ impl Load {
             duration: opts.duration,
             stall: self.stall,
             panic_every: self.panic_every,
+            side: self.side,
         }
     }
 }
@@ -256,7 +259,14 @@ fn load(p: &mut Params<'_>, workers: usize, rate_per_s: f64, over_tcp: bool) -> 
     };
     let stall = Duration::from_millis(p.u64_in("stall-ms", 0, MAX_STALL_MS)?);
     let panic_every = p.u64_in("panic-every", 0, MAX_PANIC_EVERY)?;
-    Ok(Load { rate_per_s, arrival, threads: threads as usize, stall, panic_every })
+    // The side pool runs beside the in-process generator (not a TCP client).
+    let side = if over_tcp {
+        SidePool::OFF
+    } else {
+        let threads = p.u64_in("side-threads", 0, MAX_SIDE_THREADS)? as usize;
+        SidePool { threads, duty: p.f64_in("side-duty", 0.0, 1.0)? }
+    };
+    Ok(Load { rate_per_s, arrival, threads: threads as usize, stall, panic_every, side })
 }
 
 /// `connections` and `client-threads` of the TCP workloads; the load's

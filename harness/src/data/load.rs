@@ -10,6 +10,7 @@ use anyhow::{bail, ensure, Context, Result};
 use crate::data::ideal::IdealColumns;
 use crate::data::record::{counter_names, CellKey, Latencies, LatencyMetric, RunRecord, Status};
 use crate::output::export::csv::{parse_extras, CORE_COLUMNS};
+use crate::run::cgroup::columns::LimitColumns;
 use crate::run::cpu::CpuColumns;
 use crate::run::env::parse_rfc3339_utc;
 
@@ -138,6 +139,8 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
         knobs: row.string("knobs"),
         params: row.string("params"),
         rate_per_s: row.optional("rate_per_s")?,
+        cpus: row.string("cpus"),
+        cpuset: row.string("cpuset"),
     };
     ensure!(
         key.workers >= 1,
@@ -195,6 +198,13 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
         p99_over_ideal: row.measure("p99_over_ideal")?,
     };
     r.runtime_version = row.string("runtime_version");
+    r.limits = LimitColumns {
+        cgroup: row.string("cgroup"),
+        nr_periods: row.optional("nr_periods")?,
+        nr_throttled: row.optional("nr_throttled")?,
+        throttled_ms: row.measure("throttled_ms")?,
+        tokio_default_workers: row.optional("tokio_default_workers")?,
+    };
     Ok((row.required("schema_version")?, r))
 }
 

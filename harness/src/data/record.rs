@@ -6,6 +6,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::data::ideal::IdealColumns;
+use crate::run::cgroup::columns::LimitColumns;
 use crate::run::cpu::CpuColumns;
 
 /// Version of the CSV/JSON column set; bumped whenever a column changes
@@ -32,9 +33,15 @@ use crate::run::cpu::CpuColumns;
 ///
 /// 7: `runtime_version` (the reference runtime versions a row ran,
 /// `tokio=1.50.0;cfg=tokio_unstable`; blank for ours) appended after them.
-pub const SCHEMA_VERSION: u32 = 7;
+///
+/// 8: the CPU limits (`--cpus`, `--cpuset`) appended after `runtime_version`:
+/// the key's `cpus` and `cpuset`, then `cgroup`, `nr_periods`,
+/// `nr_throttled`, `throttled_ms` and `tokio_default_workers`
+/// ([`crate::run::cgroup::columns::LIMIT_COLUMNS`]).
+pub const SCHEMA_VERSION: u32 = 8;
 
-/// Text columns added after schema 6, written at the very end of the row.
+/// Text columns added after schema 6, written after the ideal columns
+/// (schema 8's limit columns follow them).
 pub const APPENDED_COLUMNS: [&str; 1] = ["runtime_version"];
 
 /// Counters added after schema 3: the CSV writes them at the end of the row,
@@ -62,13 +69,17 @@ pub struct CellKey {
     pub params: String,
     /// Requested offered rate (`--rate`); `None` = the workload's default.
     pub rate_per_s: Option<u64>,
+    /// `--cpus`: the CFS quota in CPUs; empty = none.
+    pub cpus: String,
+    /// `--cpuset`: the CPU list; empty = none.
+    pub cpuset: String,
 }
 
 impl CellKey {
     /// The key without the scheduler: cells that differ only in scheduler
     /// share it (used for ratios and chart grouping).
-    pub fn without_scheduler(&self) -> (usize, &str, &str, &str, Option<u64>) {
-        (self.workers, &self.workload, &self.knobs, &self.params, self.rate_per_s)
+    pub fn without_scheduler(&self) -> (usize, &str, &str, &str, Option<u64>, &str, &str) {
+        (self.workers, &self.workload, &self.knobs, &self.params, self.rate_per_s, &self.cpus, &self.cpuset)
     }
 
     /// For tests: a cell with default knobs, parameters and rate.
@@ -81,6 +92,8 @@ impl CellKey {
             knobs: String::new(),
             params: String::new(),
             rate_per_s: None,
+            cpus: String::new(),
+            cpuset: String::new(),
         }
     }
 }
@@ -96,6 +109,12 @@ impl fmt::Display for CellKey {
         }
         if let Some(rate) = self.rate_per_s {
             write!(f, " @{rate}/s")?;
+        }
+        if !self.cpus.is_empty() {
+            write!(f, " cpus={}", self.cpus)?;
+        }
+        if !self.cpuset.is_empty() {
+            write!(f, " cpuset={}", self.cpuset)?;
         }
         Ok(())
     }
@@ -423,6 +442,9 @@ pub struct RunRecord {
     /// `async-executor=1.14.1;async-io=2.6.0`); blank for ours and when not
     /// known.
     pub runtime_version: String,
+    /// The cgroup of `--cpus`/`--cpuset` and its throttling.
+    #[serde(flatten)]
+    pub limits: LimitColumns,
 }
 
 impl RunRecord {
@@ -454,6 +476,7 @@ impl RunRecord {
             cpu: CpuColumns::default(),
             ideal: IdealColumns::default(),
             runtime_version: String::new(),
+            limits: LimitColumns::default(),
         }
     }
 

@@ -109,6 +109,14 @@ pub fn read_runs(input: &Path) -> Result<Vec<NewRun>> {
             file.schema_version
         );
     }
+    if let Some(r) = file.records.iter().find(|r| !r.key.cpus.is_empty() || !r.key.cpuset.is_empty()) {
+        bail!(
+            "`{}` holds rows run under CPU limits (cell {}); the history keys cells without them, so it stores only \
+             runs without --cpus/--cpuset",
+            csv_path.display(),
+            r.key
+        );
+    }
     let bytes = read_input(&csv_path, "results file")?;
     let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(bytes.as_slice());
     let header: Vec<String> = reader.headers()?.iter().map(|h| h.trim().to_string()).collect();

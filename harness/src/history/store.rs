@@ -551,6 +551,9 @@ impl Store {
                 knobs: r.get(5)?,
                 params: r.get(6)?,
                 rate_per_s: r.get::<_, Option<i64>>(7)?.map(|v| v as u64),
+                // The history keeps no CPU limits (ingest refuses rows with them).
+                cpus: String::new(),
+                cpuset: String::new(),
             };
             let value: f64 = r.get(9)?;
             match out.last_mut() {

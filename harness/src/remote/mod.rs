@@ -7,7 +7,9 @@
 //! value is checked as for `run`), and their results are ordinary [`RunRecord`]s fed to the
 //! same exporters (CSV, JSON, markdown, HDR logs) and table. A `load` row
 //! carries `--label` in the scheduler column (default `remote`: the load
-//! process cannot see the server's runtime).
+//! process cannot see the server's runtime). With `--cpus`/`--cpuset` the
+//! process moves into a cgroup of its own for its life
+//! ([`crate::run::cgroup::enter`]).
 
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -25,10 +27,11 @@ use crate::data::record::{RunRecord, Status};
 use crate::exit::negative;
 use crate::output::export::{self, Exporter};
 use crate::output::table;
+use crate::run::cgroup::columns::LimitColumns;
 use crate::run::env::Environment;
-use crate::run::health;
 use crate::run::matrix::{finish_cell, record_from};
 use crate::run::pin::CorePlan;
+use crate::run::{cgroup, health};
 
 /// Set by SIGINT / SIGTERM while `serve` runs.
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -72,9 +75,28 @@ pub struct LoadOptions {
     pub quiet: bool,
 }
 
+/// Moves this process into a cgroup with `config`'s limits (`--cpus`,
+/// `--cpuset`) for as long as the returned guard lives, and probes what it
+/// sees there (`--workers auto`, `tokio_default_workers`).
+fn enter_limits(config: &RunConfig) -> Result<(RunConfig, Option<cgroup::Entered>)> {
+    let limits = config.limits.first().cloned().unwrap_or_default();
+    let entered = cgroup::enter(&limits)?;
+    wsbench_workloads::api::set_throttle_source(entered.as_ref().map(|e| e.group().cpu_stat()));
+    let mut config = config.clone();
+    // Inside the cgroup already: the probe runs here.
+    config.probes = vec![cgroup::probe(None, &cgroup::Limits::NONE)?];
+    Ok((config, entered))
+}
+
+/// The row's limit columns of a run made inside `entered`.
+fn limit_columns(out: &RunOutput, cell: &Cell, entered: Option<&cgroup::Entered>) -> LimitColumns {
+    LimitColumns::of(out, entered.map_or("", |e| e.group().version().as_str()), cell.tokio_default_workers)
+}
+
 /// `wsbench serve`.
 pub fn serve_main(a: &ServeOptions) -> Result<ExitCode> {
-    let (config, listen, limit) = (&a.config, a.listen, a.limit);
+    let (config, entered) = enter_limits(&a.config)?;
+    let (config, listen, limit) = (&config, a.listen, a.limit);
     let cell = config.plan()?.cells.into_iter().next().context("nothing to serve")?;
     export::check_all(config)?;
     ctrlc::set_handler(|| STOP.store(true, Ordering::Relaxed)).context("installing the SIGINT/SIGTERM handler")?;
@@ -89,6 +111,7 @@ pub fn serve_main(a: &ServeOptions) -> Result<ExitCode> {
     let out = wsbench_workloads::remote::serve(&cell.runtime, &cell.spec, listen, until)
         .with_context(|| format!("serving {} on {listen}", cell.key))?;
     let mut record = record_from(&cell.key, 0, &out, &no_cores(), false);
+    record.limits = limit_columns(&out, &cell, entered.as_ref());
     // The listen backlog and the machine's listen-queue overflows among them.
     crate::outln!("{}: {}", cell.key, record.notes);
     let failed = health::judge(&mut record);
@@ -102,7 +125,8 @@ pub fn serve_main(a: &ServeOptions) -> Result<ExitCode> {
 
 /// `wsbench load`.
 pub fn load_main(a: &LoadOptions) -> Result<ExitCode> {
-    let (config, target) = (&a.config, a.target);
+    let (config, entered) = enter_limits(&a.config)?;
+    let (config, target) = (&config, a.target);
     let plan = config.plan()?;
     export::check_all(config)?;
     let calibration = Environment::capture().calibration;
@@ -110,7 +134,7 @@ pub fn load_main(a: &LoadOptions) -> Result<ExitCode> {
     let mut outcomes = Vec::new();
     for mut cell in plan.cells {
         cell.key.scheduler = a.label.clone();
-        let mut outcome = load_cell(&cell, target, config, a.quiet);
+        let mut outcome = load_cell(&cell, target, config, a.quiet, entered.as_ref());
         Settings::of(config).stamp(&mut outcome.records);
         outcomes.push(outcome);
     }
@@ -134,7 +158,13 @@ pub fn load_main(a: &LoadOptions) -> Result<ExitCode> {
 
 /// Every run of one cell against `target`; a run that fails (refused,
 /// unreachable, not the protocol) is a failed row, and the next one runs.
-fn load_cell(cell: &Cell, target: SocketAddr, config: &RunConfig, quiet: bool) -> CellOutcome {
+fn load_cell(
+    cell: &Cell,
+    target: SocketAddr,
+    config: &RunConfig,
+    quiet: bool,
+    entered: Option<&cgroup::Entered>,
+) -> CellOutcome {
     let mut outcome = CellOutcome { key: cell.key.clone(), records: Vec::new(), histograms: Vec::new() };
     for run in 0..config.runs {
         let options =
@@ -142,6 +172,7 @@ fn load_cell(cell: &Cell, target: SocketAddr, config: &RunConfig, quiet: bool) -
         match wsbench_workloads::remote::load(target, &cell.runtime, &cell.spec, &options) {
             Ok(out) => {
                 let mut record = record_from(&cell.key, run, &out, &no_cores(), false);
+                record.limits = limit_columns(&out, cell, entered);
                 if let Some(reason) = health::judge(&mut record) {
                     if !quiet {
                         eprintln!("run {run} of {} against {target} failed: {reason}", cell.key);

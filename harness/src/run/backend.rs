@@ -53,3 +53,8 @@ pub fn validate(runtime: &RuntimeSpec, workload: &WorkloadSpec) -> Result<()> {
 pub fn run(runtime: &RuntimeSpec, workload: &WorkloadSpec, options: &RunOptions) -> Result<RunOutput> {
     Ok(wsbench_workloads::run(runtime, workload, options)?)
 }
+
+/// The worker count tokio picks by default in this process.
+pub fn tokio_default_workers() -> Result<usize> {
+    Ok(wsbench_workloads::api::tokio_default_workers()?)
+}

@@ -104,6 +104,7 @@ mod tests {
             window: Duration::from_millis(500),
             ctx_switches_voluntary: 40,
             ctx_switches_involuntary: 2,
+            throttle: None,
         };
         let c = CpuColumns::of(&output(1000, Some(cpu), Some(250)), 2);
         assert_eq!(c.cpu_ms, Some(300.0));
@@ -125,6 +126,7 @@ mod tests {
             window: Duration::from_millis(1),
             ctx_switches_voluntary: 0,
             ctx_switches_involuntary: 0,
+            throttle: None,
         };
         let c = CpuColumns::of(&output(0, Some(cpu), Some(3)), 1);
         assert_eq!((c.cpu_ms, c.cpu_us_per_op, c.wakeups_per_op), (Some(1.0), None, None));

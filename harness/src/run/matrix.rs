@@ -27,6 +27,8 @@ use crate::data::record::{
     RunRecord, Status, P99,
 };
 use crate::output::export::Exporter;
+use crate::run::cgroup::columns::LimitColumns;
+use crate::run::cgroup::Cgroups;
 use crate::run::pin::{self, CorePlan};
 use crate::run::progress::Progress;
 use crate::run::{ab, backend, health, interrupt};
@@ -110,6 +112,7 @@ pub fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan,
         cpu: crate::run::cpu::CpuColumns::of(out, key.workers),
         ideal: IdealColumns::default(),
         runtime_version: String::new(),
+        limits: LimitColumns::default(),
     }
 }
 
@@ -151,15 +154,17 @@ struct CellRun<'a> {
     hung: bool,
     /// Notes for the results (why the ideal columns are blank).
     notes: Vec<String>,
+    /// Where each run's cgroup is made (`--cpus`/`--cpuset`).
+    cgroups: Option<&'a Cgroups>,
 }
 
 impl<'a> CellRun<'a> {
-    fn new(cell: &'a Cell, program: Option<&'a Path>, cores: CorePlan) -> CellRun<'a> {
+    fn new(cell: &'a Cell, program: Option<&'a Path>, cores: CorePlan, cgroups: Option<&'a Cgroups>) -> CellRun<'a> {
         let mut runtime = cell.runtime.clone();
         runtime.worker_cores = cores.worker_cores.clone();
         runtime.loadgen_cores = cores.loadgen_cores.clone();
         let outcome = CellOutcome { key: cell.key.clone(), records: Vec::new(), histograms: Vec::new() };
-        CellRun { cell, program, cores, runtime, outcome, hung: false, notes: Vec::new() }
+        CellRun { cell, program, cores, runtime, outcome, hung: false, notes: Vec::new(), cgroups }
     }
 
     /// Run `run`, its row marked as one side of an A/B pair when
@@ -197,11 +202,27 @@ impl<'a> CellRun<'a> {
         let (cell, cores, pinned) = (self.cell, &self.cores, !self.runtime.worker_cores.is_empty());
         let options =
             RunOptions { duration: config.duration, warmup: config.warmup, seed: config.seed.wrapping_add(run as u64) };
+        // The run's cgroup (`--cpus`/`--cpuset`) lives until its child was
+        // reaped, however the run ended, and is removed when dropped here.
+        let group = match self.cgroups.filter(|_| !cell.limits.is_none()).map(|c| c.create(&cell.limits)) {
+            Some(Err(e)) => {
+                let reason = format!("could not create the run's cgroup: {e:#}");
+                progress.run_done();
+                progress.note(&format!("run {run} of {} failed: {reason}", cell.key));
+                self.outcome.records.push(failed_record(cell, run, reason, cores, pinned));
+                return;
+            }
+            Some(Ok(group)) => Some(group),
+            None => None,
+        };
         let end = if config.in_process {
             run_with_watchdog(self.runtime.clone(), cell.spec.clone(), options.clone(), config.timeout)
         } else {
-            crate::run::isolate::run_in_child(self.program, &self.runtime, &cell.spec, &options, config.timeout)
+            let group = group.as_ref();
+            crate::run::isolate::run_in_child(self.program, &self.runtime, &cell.spec, &options, config.timeout, group)
         };
+        let cgroup_version = group.as_ref().map_or("", |g| g.version().as_str());
+        drop(group);
         progress.run_done();
         let outcome = &mut self.outcome;
         match end {
@@ -214,6 +235,7 @@ impl<'a> CellRun<'a> {
                 if let Some(note) = note.filter(|n| !self.notes.contains(n)) {
                     self.notes.push(note);
                 }
+                record.limits = LimitColumns::of(&out, cgroup_version, cell.tokio_default_workers);
                 if *abandoned > 0 {
                     let note = format!("measured while {abandoned} abandoned hung run(s) were still alive");
                     record.notes = if record.notes.is_empty() { note } else { format!("{}; {note}", record.notes) };
@@ -359,13 +381,15 @@ fn stop_interrupted(
 /// Runs the plan, feeding each finished cell to every exporter. Returns the
 /// results (records and summaries, no histograms). With `base`
 /// (`--base-bin`) every run is made twice, by the base program and by this
-/// one, back to back in the order [`ab::base_first`] gives.
+/// one, back to back in the order [`ab::base_first`] gives. A cell with
+/// CPU limits runs each run in a cgroup of `cgroups`.
 pub fn run_matrix(
     config: &RunConfig,
     plan: &CellList,
     results: &mut Results,
     exporters: &mut [Box<dyn Exporter>],
     mut base: Option<BaseSide<'_>>,
+    cgroups: Option<&Cgroups>,
 ) -> Result<()> {
     let session = ab::new_session();
     let base_bin = config.ab.as_ref().map(|ab| ab.bin.as_path());
@@ -385,10 +409,12 @@ pub fn run_matrix(
         let end = if config.interleave { group_end(&plan.cells, start) } else { start + 1 };
         let mut group: Vec<(CellRun<'_>, Option<CellRun<'_>>)> = Vec::new();
         for cell in &plan.cells[start..end] {
+            // A cpuset is the cores its runs may use.
+            let cores = cell.limits.cpuset.as_ref().map_or_else(|| cores.clone(), |set| set.ids().to_vec());
             let core_plan = pin::plan(&cores, cell.runtime.workers(), cell.workload.open_loop, config.pin);
             note_core_plan(cell, &core_plan, &cores, config, results, &progress);
-            let base_run = base_bin.map(|bin| CellRun::new(cell, Some(bin), core_plan.clone()));
-            group.push((CellRun::new(cell, cell.program.as_deref(), core_plan), base_run));
+            let base_run = base_bin.map(|bin| CellRun::new(cell, Some(bin), core_plan.clone(), cgroups));
+            group.push((CellRun::new(cell, cell.program.as_deref(), core_plan, cgroups), base_run));
         }
         // Without --interleave a group is one cell: its runs back to back.
         'runs: for run in 0..config.runs {

@@ -24,6 +24,7 @@ fn load(rate: f64, duration_ms: u64) -> LoadSpec {
         duration: Duration::from_millis(duration_ms),
         stall: Duration::ZERO,
         panic_every: 0,
+        side: crate::side::SidePool::OFF,
     }
 }
 

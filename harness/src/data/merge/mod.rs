@@ -175,6 +175,8 @@ impl Log {
             } else {
                 Some(rate.parse().with_context(|| format!("`{}`: rate_per_s `{rate}`", path.display()))?)
             },
+            cpus: meta("cpus"),
+            cpuset: meta("cpuset"),
         };
         Ok(Log { path: path.to_path_buf(), key, log })
     }

@@ -1,8 +1,9 @@
 //! CSV: one row per run, stable versioned columns. The first 21 columns are
 //! exactly DESIGN.md's, then every counter (blank where the runtime cannot
 //! report it), then the harness's extra columns, the CPU columns, the
-//! counters added since (`APPENDED_COUNTERS`), and the ideal scheduler's
-//! columns (`IDEAL_COLUMNS`).
+//! counters added since (`APPENDED_COUNTERS`), the ideal scheduler's
+//! columns (`IDEAL_COLUMNS`), and the CPU limits (the key's `cpus`,
+//! `cpuset`, then `LIMIT_COLUMNS`).
 //!
 //! The file is checked before anything runs and opened for appending; a
 //! new or empty file gets the header, an existing one must already have
@@ -25,6 +26,7 @@ use crate::data::outcome::Results;
 use crate::data::record::{
     counter_names, LatencyMetric, RunRecord, APPENDED_COLUMNS, APPENDED_COUNTERS, SCHEMA_VERSION,
 };
+use crate::run::cgroup::columns::LIMIT_COLUMNS;
 use crate::run::cpu::CPU_COLUMNS;
 use crate::run::env::Environment;
 
@@ -84,6 +86,8 @@ pub fn header() -> Vec<String> {
         .chain(APPENDED_COUNTERS.iter().copied())
         .chain(IDEAL_COLUMNS)
         .chain(APPENDED_COLUMNS)
+        .chain(["cpus", "cpuset"])
+        .chain(LIMIT_COLUMNS)
         .map(str::to_string)
         .collect()
 }
@@ -161,6 +165,8 @@ pub fn row(env: &Environment, r: &RunRecord) -> Vec<String> {
     out.extend(APPENDED_COUNTERS.iter().map(|n| opt(r.counter(n))));
     out.extend(r.ideal.fields());
     out.push(r.runtime_version.clone());
+    out.extend([r.key.cpus.clone(), r.key.cpuset.clone()]);
+    out.extend(r.limits.fields());
     out
 }
 

@@ -45,6 +45,12 @@ pub fn file_name(key: &CellKey) -> String {
     if let Some(rate) = key.rate_per_s {
         name.push_str(&format!("_r{rate}"));
     }
+    if !key.cpus.is_empty() {
+        name.push_str(&format!("_c{}", key.cpus));
+    }
+    if !key.cpuset.is_empty() {
+        name.push_str(&format!("_s{}", key.cpuset));
+    }
     format!("{}.{EXTENSION}", file_safe(&name))
 }
 
@@ -56,6 +62,8 @@ fn meta(key: &CellKey) -> Vec<(&'static str, String)> {
         ("knobs", key.knobs.clone()),
         ("params", key.params.clone()),
         ("rate_per_s", key.rate_per_s.map(|r| r.to_string()).unwrap_or_default()),
+        ("cpus", key.cpus.clone()),
+        ("cpuset", key.cpuset.clone()),
         ("unit", "nanoseconds".to_string()),
     ]
 }

@@ -10,7 +10,9 @@
 //!
 //! Protocol of one run, as the parent sees it:
 //! 1. spawn the child (stdin, stdout, stderr piped); a spawn error (process
-//!    limit, missing binary) is a failed run;
+//!    limit, missing binary) is a failed run; with `--cpus`/`--cpuset` move
+//!    it into the run's cgroup ([`crate::run::cgroup`]) before it gets its
+//!    spec (it waits for the spec, so the run starts inside the cgroup);
 //! 2. write the spec, close stdin; one thread drains stdout (capped at
 //!    [`wire::MAX_RESULT_BYTES`]), one keeps the last lines of stderr;
 //! 3. wait for the child to exit, at most the watchdog limit; past it the
@@ -35,7 +37,7 @@ use anyhow::{Context, Result};
 use wsbench_workloads::api::{RunOptions, RuntimeSpec, WorkloadSpec};
 
 use crate::data::outcome::{panic_message, RunEnd};
-use crate::run::backend;
+use crate::run::{backend, cgroup};
 
 /// The hidden subcommand a child is started with.
 pub const CHILD_SUBCOMMAND: &str = "__run-child";
@@ -163,13 +165,16 @@ fn wait_or_kill(child: &mut Child, stdout_done: &mpsc::Receiver<()>, deadline: I
 }
 
 /// Runs one measured run in a fresh child process under the watchdog: a
-/// child of `program` (`run --base-bin`), else of this program.
+/// child of `program` (`run --base-bin`), else of this program; placed in
+/// `group` (`--cpus`/`--cpuset`) before it reads its spec, so all of the
+/// run happens inside the cgroup.
 pub(crate) fn run_in_child(
     program: Option<&Path>,
     runtime: &RuntimeSpec,
     spec: &WorkloadSpec,
     options: &RunOptions,
     limit: Duration,
+    group: Option<&cgroup::Group>,
 ) -> RunEnd {
     let deadline = Instant::now() + limit;
     let input = match wire::encode_spec(runtime, spec, options) {
@@ -180,18 +185,22 @@ pub(crate) fn run_in_child(
         Ok(p) => p,
         Err(e) => return RunEnd::Failed(format!("{e:#}")),
     };
-    let spawned = Command::new(&program)
-        .arg(CHILD_SUBCOMMAND)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = match spawned {
+    let mut command = Command::new(&program);
+    command.arg(CHILD_SUBCOMMAND).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    if let Some(group) = group {
+        command.env(cgroup::CPU_STAT_ENV, group.cpu_stat());
+    }
+    let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
             return RunEnd::Failed(format!("could not start the run's child process `{}`: {e}", program.display()))
         }
     };
+    if let Some(Err(e)) = group.map(|g| g.place(child.id())) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return RunEnd::Failed(format!("could not put the run's child process in its cgroup: {e:#}"));
+    }
     let (stdout, stderr) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
     let (done_tx, done_rx) = mpsc::channel();
     let out_reader = thread::spawn(move || {
@@ -235,6 +244,8 @@ pub(crate) fn run_in_child(
 pub fn child_main() -> Result<ExitCode> {
     let mut input = Vec::new();
     std::io::stdin().read_to_end(&mut input).context("cannot read the run spec on stdin")?;
+    // Placed in a cgroup by the parent (`--cpus`/`--cpuset`): its throttling.
+    wsbench_workloads::api::set_throttle_source(std::env::var_os(cgroup::CPU_STAT_ENV).map(PathBuf::from));
     let spec = wire::decode_spec(&input)?;
     let result = panic::catch_unwind(AssertUnwindSafe(|| backend::run(&spec.runtime, &spec.workload, &spec.options)));
     let frame = match result {

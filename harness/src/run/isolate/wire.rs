@@ -21,7 +21,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use wsbench_schedulers::knobs::KnobSet;
-use wsbench_workloads::api::{CpuUsage, RunOptions, RunOutput, RuntimeSpec, Sched, WorkloadSpec};
+use wsbench_workloads::api::{CpuUsage, RunOptions, RunOutput, RuntimeSpec, Sched, Throttle, WorkloadSpec};
 
 use crate::data::record::counter_names;
 
@@ -140,6 +140,10 @@ struct CpuMsg {
     window_ns: u64,
     ctx_switches_voluntary: u64,
     ctx_switches_involuntary: u64,
+    /// `[nr_periods, nr_throttled, throttled_ns]` of the run's cgroup;
+    /// absent from a child outside any (and from older children).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    throttle: Option<[u64; 3]>,
 }
 
 /// The child's answer.
@@ -187,6 +191,7 @@ fn encode_output(out: &RunOutput) -> Result<OutputMsg> {
             window_ns: nanos(c.window),
             ctx_switches_voluntary: c.ctx_switches_voluntary,
             ctx_switches_involuntary: c.ctx_switches_involuntary,
+            throttle: c.throttle.map(|t| [t.nr_periods, t.nr_throttled, t.throttled_ns]),
         }),
     })
 }
@@ -222,6 +227,11 @@ fn decode_output(msg: OutputMsg) -> Result<RunOutput> {
             window: Duration::from_nanos(c.window_ns),
             ctx_switches_voluntary: c.ctx_switches_voluntary,
             ctx_switches_involuntary: c.ctx_switches_involuntary,
+            throttle: c.throttle.map(|[nr_periods, nr_throttled, throttled_ns]| Throttle {
+                nr_periods,
+                nr_throttled,
+                throttled_ns,
+            }),
         }),
     })
 }
@@ -342,6 +352,7 @@ mod tests {
                 window: Duration::from_millis(501),
                 ctx_switches_voluntary: 17,
                 ctx_switches_involuntary: 3,
+                throttle: Some(Throttle { nr_periods: 9, nr_throttled: 4, throttled_ns: 12_345 }),
             }),
         }
     }
