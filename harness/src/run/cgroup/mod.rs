@@ -437,7 +437,7 @@ pub fn probe_main() -> Result<ExitCode> {
     let mut sink = Vec::new();
     std::io::stdin().read_to_end(&mut sink).context("reading the probe's stdin")?;
     let p = probe_here()?;
-    println!("{} {}", p.available, p.tokio_default);
+    crate::outln!("{} {}", p.available, p.tokio_default);
     Ok(ExitCode::SUCCESS)
 }
 
