@@ -55,6 +55,8 @@ fn main() -> anyhow::Result<()> {
                     knobs: String::new(),
                     params: String::new(),
                     rate_per_s: None,
+                    cpus: String::new(),
+                    cpuset: String::new(),
                 };
                 let mut r = RunRecord::failed(key, run, String::new());
                 r.status = Status::Ok;

@@ -41,6 +41,8 @@ fn record(sched: &str, run: usize, side: Side, session: Option<(f64, bool)>) -> 
         knobs: String::new(),
         params: String::new(),
         rate_per_s: None,
+        cpus: String::new(),
+        cpuset: String::new(),
     };
     let mut r = RunRecord::failed(key, run, String::new());
     let (speed, wobble) = (SPEED[run], WOBBLE[run]);

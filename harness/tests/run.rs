@@ -83,11 +83,14 @@ fn run_writes_table_csv_json_and_hdr_logs() {
     assert_eq!(&header[design.len()..design.len() + counters.len()], counters.as_slice());
     assert!(header.iter().any(|h| h == "status") && header.iter().any(|h| h == "p9999_us"));
     // Then the CPU columns, the counters added since schema 3, and the
-    // ideal scheduler's columns (schema 6), then runtime_version (schema 7).
+    // ideal scheduler's columns (schema 6), then runtime_version (schema 7),
+    // then the CPU limits (schema 8).
     let cpu =
         ["cpu_ms", "cpu_us_per_op", "cpu_util", "ctx_switches_voluntary", "ctx_switches_involuntary", "wakeups_per_op"];
     let ideal = ["ideal_p50_us", "ideal_p99_us", "p99_over_ideal"];
-    let end: Vec<&str> = cpu.iter().chain(&appended).chain(&ideal).chain(&["runtime_version"]).copied().collect();
+    let limits = ["cpus", "cpuset", "cgroup", "nr_periods", "nr_throttled", "throttled_ms", "tokio_default_workers"];
+    let end: Vec<&str> =
+        cpu.iter().chain(&appended).chain(&ideal).chain(&["runtime_version"]).chain(&limits).copied().collect();
     assert_eq!(&header[header.len() - end.len()..], end.as_slice());
     assert_eq!(rows.len(), 6 * 2, "cells x runs");
     for row in &rows {

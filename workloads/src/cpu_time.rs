@@ -170,8 +170,13 @@ impl CpuMeter {
             live_threads().unwrap_or_default().into_iter().filter_map(|t| Some((t, thread_switches(t)?))).collect();
         let baseline_ns = baseline.iter().filter_map(|&t| Some((t, thread_cpu_ns(t)?))).collect();
         let throttle = crate::throttle::read();
-        *lock(&self.start) =
-            process_cpu_ns().map(|process_ns| Start { at: Instant::now(), process_ns, baseline_ns, switches, throttle });
+        *lock(&self.start) = process_cpu_ns().map(|process_ns| Start {
+            at: Instant::now(),
+            process_ns,
+            baseline_ns,
+            switches,
+            throttle,
+        });
     }
 
     /// Ends the window: the runtime's CPU use over it, or `None` when

@@ -51,7 +51,8 @@ pub(super) fn hold(comparisons: &mut [Comparison], floors: &Floors, paired: bool
 /// the same verdict (all regressed or all improved). A reference's verdict
 /// stands either way, with a note saying what it measures.
 fn mark_all_runtimes(comparisons: &mut [Comparison]) {
-    fn group(c: &Comparison) -> ((usize, &str, &str, &str, Option<u64>), &'static str) {
+    type Group<'a> = (usize, &'a str, &'a str, &'a str, Option<u64>, &'a str, &'a str);
+    fn group(c: &Comparison) -> (Group<'_>, &'static str) {
         (c.cell.without_scheduler(), c.metric)
     }
     let alike: Vec<bool> = comparisons
