@@ -87,7 +87,9 @@ fn every_row_records_its_runtime_version() {
     let dir = scratch("runtime-version");
     wsbench_in(&dir, &with_sched("steal-half,tokio,smol", &["--csv", "r.csv"])).ok();
     let (header, rows) = read_csv(&dir.join("r.csv"));
-    assert_eq!(header.last().map(String::as_str), Some("runtime_version"), "appended at the end");
+    // Schema 7's column, followed only by schema 8's limit columns.
+    let at = header.iter().position(|h| h == "runtime_version").expect("a runtime_version column");
+    assert_eq!(header.get(at + 1).map(String::as_str), Some("cpus"), "followed by schema 8's columns");
     let version = |sched: &str| {
         let row = rows.iter().find(|r| col(&header, r, "scheduler") == sched).expect("row");
         col(&header, row, "runtime_version").to_string()

@@ -43,6 +43,7 @@ fn poisson(rate: f64) -> LoadSpec {
         duration,
         stall: Duration::ZERO,
         panic_every: 0,
+        side: crate::side::SidePool::OFF,
     }
 }
 
