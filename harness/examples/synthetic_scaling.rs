@@ -48,16 +48,7 @@ fn main() -> anyhow::Result<()> {
         for (i, workers) in WORKERS.into_iter().enumerate() {
             for (run, run_ripple) in RUN_RIPPLE.iter().enumerate() {
                 let ripple = RIPPLE[i] + run_ripple;
-                let key = CellKey {
-                    scheduler: scheduler.to_string(),
-                    workers,
-                    workload: "synthetic".to_string(),
-                    knobs: String::new(),
-                    params: String::new(),
-                    rate_per_s: None,
-                    cpus: String::new(),
-                    cpuset: String::new(),
-                };
+                let key = CellKey::plain(scheduler, workers, "synthetic");
                 let mut r = RunRecord::failed(key, run, String::new());
                 r.status = Status::Ok;
                 let throughput = usl(lambda, sigma, kappa, workers as f64) * (1.0 + ripple);

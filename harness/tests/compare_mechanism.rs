@@ -34,16 +34,7 @@ struct Side {
 const OPS: u64 = 100_000;
 
 fn record(sched: &str, run: usize, side: Side, session: Option<(f64, bool)>) -> RunRecord {
-    let key = CellKey {
-        scheduler: sched.to_string(),
-        workers: 2,
-        workload: "channel-ping-pong".to_string(),
-        knobs: String::new(),
-        params: String::new(),
-        rate_per_s: None,
-        cpus: String::new(),
-        cpuset: String::new(),
-    };
+    let key = CellKey::plain(sched, 2, "channel-ping-pong");
     let mut r = RunRecord::failed(key, run, String::new());
     let (speed, wobble) = (SPEED[run], WOBBLE[run]);
     r.status = Status::Ok;

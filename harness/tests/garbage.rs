@@ -29,16 +29,7 @@ fn valid_csv() -> &'static [u8] {
         for scheduler in ["steal-half", "global"] {
             for workers in [1, 2, 4] {
                 for run in 0..2 {
-                    let key = CellKey {
-                        scheduler: scheduler.to_string(),
-                        workers,
-                        workload: "yield-many".to_string(),
-                        knobs: String::new(),
-                        params: String::new(),
-                        rate_per_s: None,
-                        cpus: String::new(),
-                        cpuset: String::new(),
-                    };
+                    let key = CellKey::plain(scheduler, workers, "yield-many");
                     let mut r = RunRecord::failed(key, run, String::new());
                     r.status = Status::Ok;
                     let ops = 500 * workers as u64 + run as u64;

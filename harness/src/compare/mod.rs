@@ -326,7 +326,6 @@ fn judge(metric: &Metric, cell: &CellKey, base: &[f64], current: &[f64], alpha: 
 
 fn judge_paired(metric: &Metric, cell: &CellKey, pairs: &[(f64, f64)], alpha: f64) -> Option<Comparison> {
     let test = ab::paired_test(pairs)?;
-    let logs: Option<Vec<f64>> = pairs.iter().map(|&(b, c)| (b > 0.0 && c > 0.0).then(|| (c / b).ln())).collect();
     let (b, c): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
     Some(Comparison {
         cell: cell.clone(),
@@ -337,7 +336,7 @@ fn judge_paired(metric: &Metric, cell: &CellKey, pairs: &[(f64, f64)], alpha: f6
         p_value: test.p,
         t_test_p: test.p,
         q_value: None,
-        detectable: logs.and_then(|d| paired_detectable(&d, alpha)),
+        detectable: ab::log_ratios(pairs).and_then(|d| paired_detectable(&d, alpha)),
         runs: (pairs.len(), pairs.len()),
         paired: true,
         verdict: Verdict::Unchanged,

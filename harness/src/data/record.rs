@@ -82,9 +82,9 @@ impl CellKey {
         (self.workers, &self.workload, &self.knobs, &self.params, self.rate_per_s, &self.cpus, &self.cpuset)
     }
 
-    /// For tests: a cell with default knobs, parameters and rate.
-    #[cfg(test)]
-    pub(crate) fn plain(scheduler: &str, workers: usize, workload: &str) -> CellKey {
+    /// A cell with default knobs, parameters and rate and no CPU limits
+    /// (tests and examples that make records by hand).
+    pub fn plain(scheduler: &str, workers: usize, workload: &str) -> CellKey {
         CellKey {
             scheduler: scheduler.into(),
             workers,

@@ -130,9 +130,14 @@ pub fn paired_test(pairs: &[(f64, f64)]) -> Option<PairedTest> {
         return None;
     }
     let change = median(&finite) - 1.0;
-    let positive = pairs.iter().all(|&(b, c)| b > 0.0 && c > 0.0);
-    let p = positive.then(|| one_sample_t_p(&ratios.iter().map(|r| r.ln()).collect::<Vec<_>>())).flatten();
+    let p = log_ratios(pairs).and_then(|d| one_sample_t_p(&d));
     Some(PairedTest { change, p })
+}
+
+/// ln(current/base) of every pair, what the paired test judges; `None`
+/// when a side is not positive (no ratio has a logarithm then).
+pub fn log_ratios(pairs: &[(f64, f64)]) -> Option<Vec<f64>> {
+    pairs.iter().map(|&(b, c)| (b > 0.0 && c > 0.0).then(|| (c / b).ln())).collect()
 }
 
 #[cfg(test)]
