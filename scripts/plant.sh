@@ -48,7 +48,7 @@ import csv, json, re, subprocess, sys
 bin_, dir_, current, tmp, workloads = sys.argv[1:6]
 plants = sys.argv[6:]
 HIGHER_IS_BETTER = {"throughput_per_s"}
-KEY = ["scheduler", "workers", "workload", "knobs", "params", "rate_per_s"]
+KEY = ["scheduler", "workers", "workload", "knobs", "params", "rate_per_s", "cpus", "cpuset"]
 
 def fail(msg):
     print(f"error: {msg}", file=sys.stderr)

@@ -271,6 +271,33 @@ fn workers_auto_follows_the_limit() {
     assert!(parent.leftovers().is_empty(), "{:?}", parent.leftovers());
 }
 
+/// Two quotas in one invocation are two rows each, and the table says
+/// which row ran under which: a `cpus` column and the time throttled.
+#[test]
+fn the_table_names_each_rows_quota() {
+    needs_cgroups!();
+    let (dir, parent) = (scratch("cgroup-table"), Parent::new("table"));
+    let args = ["--sched", "steal-half", "--workers", "1", "--workload", "yield-many", "--cpus", "0.5,1"];
+    let mut args = args.to_vec();
+    args.extend(["--param", "tasks=10", "--param", "yields=20", "--duration", "20ms", "--warmup", "0", "--runs", "1"]);
+    // --wide: every column, so `throttled` is not given up to fit the width.
+    args.push("--wide");
+    let run = wsbench_env(&dir, &args, &parent.env());
+    run.ok();
+    let header = run.stdout.lines().find(|l| l.starts_with("scheduler")).expect("a table");
+    let words: Vec<&str> = header.split_whitespace().collect();
+    assert!(words.contains(&"throttled"), "{header}");
+    let at = words.iter().position(|w| *w == "cpus").expect("a cpus column");
+    let quotas: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("steal-half"))
+        .map(|l| l.split_whitespace().nth(at).unwrap_or(""))
+        .collect();
+    assert_eq!(quotas, ["0.5", "1"], "{}", run.stdout);
+    assert!(parent.leftovers().is_empty(), "{:?}", parent.leftovers());
+}
+
 /// `serve` moves itself into a cgroup for its life, and out again.
 #[test]
 fn serve_runs_in_a_cgroup_of_its_own() {

@@ -75,11 +75,55 @@ pub struct CellKey {
     pub cpuset: String,
 }
 
+/// `--cpus` and `--cpuset` as a label: `cpus=1.5`, `cpuset=0-3`, joined by
+/// `, `; empty when neither is set.
+pub fn limits_label(cpus: &str, cpuset: &str) -> String {
+    let parts = [("cpus", cpus), ("cpuset", cpuset)];
+    parts.iter().filter(|(_, v)| !v.is_empty()).map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(", ")
+}
+
+/// A dimension of a cell that a grouping may ignore ([`CellKey::ignoring`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dim {
+    /// `--sched`.
+    Scheduler,
+    /// `--workers`.
+    Workers,
+    /// `--knob`.
+    Knobs,
+    /// `--rate`.
+    Rate,
+}
+
 impl CellKey {
     /// The key without the scheduler: cells that differ only in scheduler
     /// share it (used for ratios and chart grouping).
     pub fn without_scheduler(&self) -> (usize, &str, &str, &str, Option<u64>, &str, &str) {
         (self.workers, &self.workload, &self.knobs, &self.params, self.rate_per_s, &self.cpus, &self.cpuset)
+    }
+
+    /// The key with `dims` cleared: cells that differ only in those
+    /// dimensions share it. Every grouping of cells (the baseline ratios,
+    /// capacity series, charts) goes through this, so a dimension added to
+    /// the key, as `--cpus` and `--cpuset` were, separates groups everywhere
+    /// without each grouping having to learn of it.
+    pub fn ignoring(&self, dims: &[Dim]) -> CellKey {
+        let mut key = self.clone();
+        for dim in dims {
+            match dim {
+                Dim::Scheduler => key.scheduler.clear(),
+                Dim::Workers => key.workers = 0,
+                Dim::Knobs => key.knobs.clear(),
+                Dim::Rate => key.rate_per_s = None,
+            }
+        }
+        key
+    }
+
+    /// The CPU limits, for labels: `cpus=1.5`, `cpuset=0-3`, joined by
+    /// `, `; empty when the cell has none.
+    pub fn limits(&self) -> String {
+        limits_label(&self.cpus, &self.cpuset)
     }
 
     /// A cell with default knobs, parameters and rate and no CPU limits

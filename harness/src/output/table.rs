@@ -2,7 +2,7 @@
 //! Rendered aligned for the terminal or as markdown.
 
 use crate::data::outcome::Results;
-use crate::data::record::LatencyMetric;
+use crate::data::record::{limits_label, LatencyMetric};
 use crate::output::term::{self, TABLE_WIDTH};
 pub use crate::output::units::{format_count, format_us};
 use crate::stats::summary::{capacities, ratios_to, CellSummary};
@@ -68,15 +68,20 @@ impl Table {
                 break;
             }
             if let Some(i) = self.header.iter().position(|h| h == name) {
-                self.header.remove(i);
-                self.right.remove(i);
-                for r in &mut self.rows {
-                    r.remove(i);
-                }
+                self.remove_column(i);
                 dropped.push(name.clone());
             }
         }
         dropped
+    }
+
+    /// Removes column `i` from the header and every row.
+    pub fn remove_column(&mut self, i: usize) {
+        self.header.remove(i);
+        self.right.remove(i);
+        for r in &mut self.rows {
+            r.remove(i);
+        }
     }
 
     /// The widest line of [`Table::render_text`].
@@ -105,6 +110,9 @@ fn latency_cell(c: &CellSummary, metric: LatencyMetric) -> String {
 struct Optional {
     knobs: bool,
     params: bool,
+    cpus: bool,
+    cpuset: bool,
+    throttled: bool,
     load: bool,
     failed: bool,
     failed_requests: bool,
@@ -125,6 +133,8 @@ fn non_empty_or_blank(text: &str) -> String {
     or_blank((!text.is_empty()).then(|| text.to_string()))
 }
 
+/// The column of the median time a run's cgroup was throttled (`--cpus`).
+pub const THROTTLED: &str = "throttled";
 /// The column of the uncorrected p99.
 pub const UNCORRECTED_P99: &str = "p99 uncorr";
 /// The columns of the ideal scheduler's p99 and the measured p99 over it.
@@ -166,6 +176,12 @@ fn cell_row(c: &CellSummary, cells: &[CellSummary], baseline: &str, optional: &O
     if optional.params {
         row.push(non_empty_or_blank(&c.key.params));
     }
+    if optional.cpus {
+        row.push(non_empty_or_blank(&c.key.cpus));
+    }
+    if optional.cpuset {
+        row.push(non_empty_or_blank(&c.key.cpuset));
+    }
     if optional.load {
         row.push(offered_cell(c));
     }
@@ -183,6 +199,9 @@ fn cell_row(c: &CellSummary, cells: &[CellSummary], baseline: &str, optional: &O
     }
     row.push(or_blank(c.counters.get(STEALS_COUNTER).map(|v| format_count(*v))));
     row.push(or_blank(c.cpu_us_per_op.map(|s| format_us(s.median))));
+    if optional.throttled {
+        row.push(or_blank(c.throttled_ms.map(|s| format!("{:.1}ms", s.median))));
+    }
     let ratios = ratios_to(cells, c, baseline);
     for r in [ratios.throughput, ratios.p99] {
         row.push(or_blank(r.map(|r| format!("{r:.2}x"))));
@@ -204,6 +223,9 @@ pub fn cells_table(results: &Results, uncorrected: bool) -> Table {
     let optional = Optional {
         knobs: cells.iter().any(|c| !c.key.knobs.is_empty()),
         params: cells.iter().any(|c| !c.key.params.is_empty()),
+        cpus: cells.iter().any(|c| !c.key.cpus.is_empty()),
+        cpuset: cells.iter().any(|c| !c.key.cpuset.is_empty()),
+        throttled: cells.iter().any(|c| c.throttled_ms.is_some()),
         load: cells.iter().any(|c| c.load_per_s().is_some()),
         failed: cells.iter().any(|c| c.failed_runs > 0),
         failed_requests: cells.iter().any(|c| c.failed_request_fraction.is_some_and(|f| f > 0.0)),
@@ -213,9 +235,13 @@ pub fn cells_table(results: &Results, uncorrected: bool) -> Table {
     let baseline = &results.settings.baseline_sched;
     let mut columns: Vec<(String, bool)> =
         vec![("scheduler".into(), false), ("workers".into(), true), ("workload".into(), false)];
-    for (wanted, name, right) in
-        [(optional.knobs, "knobs", false), (optional.params, "params", false), (optional.load, "offered/s", true)]
-    {
+    for (wanted, name, right) in [
+        (optional.knobs, "knobs", false),
+        (optional.params, "params", false),
+        (optional.cpus, "cpus", true),
+        (optional.cpuset, "cpuset", false),
+        (optional.load, "offered/s", true),
+    ] {
         if wanted {
             columns.push((name.into(), right));
         }
@@ -231,6 +257,9 @@ pub fn cells_table(results: &Results, uncorrected: bool) -> Table {
     }
     columns.push(("steals".into(), true));
     columns.push(("cpu/op".into(), true));
+    if optional.throttled {
+        columns.push((THROTTLED.into(), true));
+    }
     columns.push((format!("thr/{baseline}"), true));
     columns.push((format!("p99/{baseline}"), true));
     if optional.ideal {
@@ -247,6 +276,10 @@ pub fn cells_table(results: &Results, uncorrected: bool) -> Table {
     }
 }
 
+/// Where the capacity table has its `limits` column (`--cpus`, `--cpuset`),
+/// shown only when a series has a limit.
+const LIMITS_COLUMN: usize = 4;
+
 /// The capacity table, when an SLO was given.
 pub fn capacity_table(results: &Results) -> Option<Table> {
     let slo = results.settings.slo?;
@@ -254,11 +287,13 @@ pub fn capacity_table(results: &Results) -> Option<Table> {
     if caps.is_empty() {
         return None;
     }
+    let limits = caps.iter().any(|c| !c.cpus.is_empty() || !c.cpuset.is_empty());
     let header = [
         "scheduler",
         "workers",
         "workload",
         "knobs",
+        "limits",
         &format!("capacity at {slo}"),
         "highest offered",
         "rates",
@@ -273,6 +308,7 @@ pub fn capacity_table(results: &Results) -> Option<Table> {
                 c.workers.to_string(),
                 c.workload.clone(),
                 if c.knobs.is_empty() { BLANK.to_string() } else { c.knobs.clone() },
+                non_empty_or_blank(&limits_label(&c.cpus, &c.cpuset)),
                 match c.capacity_per_s {
                     Some(r) => format!("{}/s", format_count(r)),
                     None if c.points == 0 && c.behind == 0 => format!("too few samples for {}", slo.metric.label()),
@@ -299,11 +335,15 @@ pub fn capacity_table(results: &Results) -> Option<Table> {
             ]
         })
         .collect();
-    Some(Table {
+    let mut table = Table {
         header: header.iter().map(|h| h.to_string()).collect(),
-        right: vec![false, true, false, false, true, true, true, true, true],
+        right: vec![false, true, false, false, false, true, true, true, true, true],
         rows,
-    })
+    };
+    if !limits {
+        table.remove_column(LIMITS_COLUMN);
+    }
+    Some(table)
 }
 
 /// Prints the cells table, the capacity table (with a rate sweep and an
@@ -335,7 +375,7 @@ pub fn print_results(results: &Results) {
 /// [`TABLE_WIDTH`] without `--wide`: the tail and the counters before the
 /// medians and ratios a reader compares first.
 fn narrow_drops(baseline: &str) -> Vec<String> {
-    ["p99.9", "max", "spread", IDEAL_P99, "steals", UNCORRECTED_P99]
+    ["p99.9", "max", "spread", IDEAL_P99, "steals", UNCORRECTED_P99, THROTTLED]
         .into_iter()
         .map(String::from)
         .chain([format!("thr/{baseline}"), format!("p99/{baseline}"), "cpu/op".to_string()])
@@ -394,6 +434,13 @@ pub fn legend(results: &Results) -> Vec<String> {
              its 95% order-statistics interval lies within them: p99 {}, p99.9 {} samples; the CSV notes column says which)",
             format_count(crate::data::record::min_samples(0.99) as f64),
             format_count(crate::data::record::min_samples(0.999) as f64)
+        ));
+    }
+    if results.cells.iter().any(|c| !c.key.cpus.is_empty() || !c.key.cpuset.is_empty()) {
+        lines.push(format!(
+            "cpus = the CFS quota of each run's cgroup (--cpus), cpuset = its CPU list (--cpuset); {THROTTLED} = time \
+             the cgroup's threads spent throttled in the measured window (median; the CSV has nr_periods, nr_throttled \
+             and the worker count tokio would pick by default, tokio_default_workers)"
         ));
     }
     if results.cells.iter().any(|c| c.ideal_p99_us.is_some()) {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::data::record::{counter_names, CellKey, LatencyMetric, RunRecord, Status};
+use crate::data::record::{counter_names, CellKey, Dim, LatencyMetric, RunRecord, Status};
 use crate::stats::slo::Slo;
 use crate::stats::{median, Summary};
 
@@ -51,6 +51,9 @@ pub struct CellSummary {
     pub ideal_p99_us: Option<Summary>,
     /// Measured p99 / ideal p99 over the runs that have both.
     pub p99_over_ideal: Option<Summary>,
+    /// Time the run's cgroup spent throttled in the measured window (ms),
+    /// over the runs under `--cpus` that read it.
+    pub throttled_ms: Option<Summary>,
 }
 
 impl CellSummary {
@@ -96,6 +99,7 @@ impl CellSummary {
             ideal_p50_us: Summary::of(&ok.iter().filter_map(|r| r.ideal.ideal_p50_us).collect::<Vec<_>>()),
             ideal_p99_us: Summary::of(&ok.iter().filter_map(|r| r.ideal.ideal_p99_us).collect::<Vec<_>>()),
             p99_over_ideal: Summary::of(&ok.iter().filter_map(|r| r.ideal.p99_over_ideal).collect::<Vec<_>>()),
+            throttled_ms: Summary::of(&ok.iter().filter_map(|r| r.limits.throttled_ms).collect::<Vec<_>>()),
         }
     }
 
@@ -155,13 +159,11 @@ pub fn summarise(records: &[RunRecord]) -> Vec<CellSummary> {
 /// The cell that differs from `cell` only in running `baseline` (knobs
 /// ignored on the baseline side when it has none).
 pub fn baseline_cell<'a>(cells: &'a [CellSummary], cell: &CellSummary, baseline: &str) -> Option<&'a CellSummary> {
+    let setting = cell.key.ignoring(&[Dim::Scheduler, Dim::Knobs]);
     cells.iter().find(|c| {
         c.key.scheduler == baseline
-            && c.key.workers == cell.key.workers
-            && c.key.workload == cell.key.workload
-            && c.key.params == cell.key.params
-            && c.key.rate_per_s == cell.key.rate_per_s
             && (c.key.knobs == cell.key.knobs || c.key.knobs.is_empty())
+            && c.key.ignoring(&[Dim::Scheduler, Dim::Knobs]) == setting
     })
 }
 
@@ -190,7 +192,8 @@ pub fn ratios_to(cells: &[CellSummary], cell: &CellSummary, baseline: &str) -> R
     }
 }
 
-/// Capacity of one (scheduler, workers, workload, knobs, params) series.
+/// Capacity of one series: a cell without its rate (scheduler, workers,
+/// workload, knobs, params, CPU limits).
 #[derive(Debug, Clone, Serialize)]
 pub struct Capacity {
     /// Scheduler.
@@ -203,6 +206,10 @@ pub struct Capacity {
     pub knobs: String,
     /// Params.
     pub params: String,
+    /// `--cpus` (empty = none).
+    pub cpus: String,
+    /// `--cpuset` (empty = none).
+    pub cpuset: String,
     /// The objective.
     pub slo: String,
     /// Highest offered rate up to which the objective holds; `None` when it
@@ -228,7 +235,7 @@ pub struct Capacity {
 
 /// Capacity at `slo` for every series with a load axis.
 pub fn capacities(cells: &[CellSummary], slo: &Slo) -> Vec<Capacity> {
-    type Series = (String, usize, String, String, String);
+    type Series = CellKey;
     let mut order: Vec<Series> = Vec::new();
     let mut points: BTreeMap<Series, Vec<(f64, f64)>> = BTreeMap::new();
     let mut behind: BTreeMap<Series, usize> = BTreeMap::new();
@@ -244,8 +251,7 @@ pub fn capacities(cells: &[CellSummary], slo: &Slo) -> Vec<Capacity> {
         if value.is_none() && c.ok_runs == 0 {
             continue;
         }
-        let series =
-            (c.key.scheduler.clone(), c.key.workers, c.key.workload.clone(), c.key.knobs.clone(), c.key.params.clone());
+        let series = c.key.ignoring(&[Dim::Rate]);
         if !points.contains_key(&series) {
             order.push(series.clone());
         }
@@ -274,13 +280,15 @@ pub fn capacities(cells: &[CellSummary], slo: &Slo) -> Vec<Capacity> {
                 (Some(c), Some(i)) if i > 0.0 => Some(c / i * PERCENT),
                 _ => None,
             };
-            let (scheduler, workers, workload, knobs, params) = series;
+            let CellKey { scheduler, workers, workload, knobs, params, cpus, cpuset, .. } = series;
             Capacity {
                 scheduler,
                 workers,
                 workload,
                 knobs,
                 params,
+                cpus,
+                cpuset,
                 slo: slo.to_string(),
                 capacity_per_s,
                 highest_measured_per_s: pts.iter().map(|p| p.0).fold(0.0, f64::max),
@@ -372,5 +380,35 @@ mod tests {
         let caps = capacities(&cells, &"p99<1ms".parse().unwrap());
         assert_eq!((caps[0].capacity_per_s, caps[0].points, caps[0].behind), (Some(1990.0), 2, 1));
         assert_eq!(caps[0].highest_measured_per_s, 1990.0);
+    }
+
+    /// `--cpus 1,2` makes two cells of every (scheduler, workers,
+    /// workload): each ratio is to the baseline under the same quota, and
+    /// each quota is its own capacity series.
+    #[test]
+    fn cpu_limits_separate_ratios_and_capacity_series() {
+        let mut records = Vec::new();
+        for (cpus, rate, a_p99, tokio_p99) in
+            [("1", 1000, 400.0, 200.0), ("2", 1000, 300.0, 600.0), ("1", 2000, 2e3, 2e3)]
+        {
+            for (sched, p99) in [("a", a_p99), ("tokio", tokio_p99)] {
+                let mut r = record(sched, rate, 0, rate as f64, p99);
+                r.key.cpus = cpus.to_string();
+                records.push(r);
+            }
+        }
+        let cells = summarise(&records);
+        let find = |sched: &str, cpus: &str, rate: u64| {
+            cells
+                .iter()
+                .find(|c| c.key.scheduler == sched && c.key.cpus == cpus && c.key.rate_per_s == Some(rate))
+                .unwrap()
+        };
+        assert_eq!(ratios_to(&cells, find("a", "1", 1000), "tokio").p99, Some(2.0));
+        assert_eq!(ratios_to(&cells, find("a", "2", 1000), "tokio").p99, Some(0.5));
+        let caps = capacities(&cells, &"p99<1ms".parse().unwrap());
+        let a: Vec<(&str, usize, Option<f64>)> =
+            caps.iter().filter(|c| c.scheduler == "a").map(|c| (c.cpus.as_str(), c.points, c.capacity_per_s)).collect();
+        assert_eq!(a, [("1", 2, Some(1000.0)), ("2", 1, Some(1000.0))]);
     }
 }

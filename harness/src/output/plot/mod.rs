@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 
 use crate::data::load::{load, ResultsFile};
-use crate::data::record::{LatencyMetric, Status};
+use crate::data::record::{CellKey, Dim, LatencyMetric, Status};
 use crate::exit::negative;
 use crate::output::export::{file_safe, hdr};
 use crate::run::env::short_sha;
@@ -66,8 +66,10 @@ fn color_slot(name: &str) -> usize {
     all.iter().position(|s| s.name == name).unwrap_or(all.len() + other)
 }
 
-fn describe_variant(knobs: &str, params: &str, extra: &str) -> String {
-    let parts: Vec<&str> = [knobs, params, extra].into_iter().filter(|s| !s.is_empty()).collect();
+/// ` [knobs, params, ...]` from the parts that are not empty; empty when
+/// none is.
+fn describe_variant(parts: &[&str]) -> String {
+    let parts: Vec<&str> = parts.iter().copied().filter(|s| !s.is_empty()).collect();
     if parts.is_empty() {
         String::new()
     } else {
@@ -95,8 +97,6 @@ fn workers_chart(title: String, y_label: &str, y_scale: Scale, series: Vec<Serie
     }
 }
 
-type ScalingKey = (String, String, String, Option<u64>);
-
 /// Throughput and p99 vs workers, for groups with at least two worker
 /// counts; each throughput curve with enough worker counts on distinct
 /// cores (`logical_cpus`) gets its USL model ([`usl`]), and the fits are
@@ -107,13 +107,14 @@ pub(crate) fn scaling_charts(
     logical_cpus: Option<usize>,
 ) -> (Vec<(String, Chart)>, Vec<(String, usl::Fit)>) {
     let mut fits = Vec::new();
-    let mut groups: BTreeMap<ScalingKey, Vec<&CellSummary>> = BTreeMap::new();
+    let mut groups: BTreeMap<CellKey, Vec<&CellSummary>> = BTreeMap::new();
     for c in cells {
-        let k = &c.key;
-        groups.entry((k.workload.clone(), k.knobs.clone(), k.params.clone(), k.rate_per_s)).or_default().push(c);
+        groups.entry(c.key.ignoring(&[Dim::Scheduler, Dim::Workers])).or_default().push(c);
     }
     let mut out = Vec::new();
-    for ((workload, knobs, params, rate), group) in groups {
+    for (key, group) in groups {
+        let CellKey { workload, knobs, params, rate_per_s: rate, .. } = &key;
+        let limits = key.limits();
         let mut workers: Vec<usize> = group.iter().map(|c| c.key.workers).collect();
         workers.sort_unstable();
         workers.dedup();
@@ -121,9 +122,9 @@ pub(crate) fn scaling_charts(
             continue;
         }
         let rate_text = rate.map(|r| format!("{r}/s offered")).unwrap_or_default();
-        let variant = describe_variant(&knobs, &params, &rate_text);
+        let variant = describe_variant(&[knobs, params, &rate_text, &limits]);
         let rate_stem = rate.map(|r| format!("r{r}")).unwrap_or_default();
-        let base = stem(&[&workload, &knobs, &params, &rate_stem]);
+        let base = stem(&[workload, knobs, params, &rate_stem, &limits]);
         let throughput = series_of(
             group
                 .iter()
@@ -190,17 +191,16 @@ pub(crate) fn scaling_charts(
     (out, fits)
 }
 
-type LoadKey = (String, usize, String, String);
-
 /// p99 vs offered load, for groups with at least two requested rates.
 fn load_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> {
-    let mut groups: BTreeMap<LoadKey, Vec<&CellSummary>> = BTreeMap::new();
+    let mut groups: BTreeMap<CellKey, Vec<&CellSummary>> = BTreeMap::new();
     for c in cells.iter().filter(|c| c.load_per_s().is_some()) {
-        let k = &c.key;
-        groups.entry((k.workload.clone(), k.workers, k.knobs.clone(), k.params.clone())).or_default().push(c);
+        groups.entry(c.key.ignoring(&[Dim::Scheduler, Dim::Rate])).or_default().push(c);
     }
     let mut out = Vec::new();
-    for ((workload, workers, knobs, params), group) in groups {
+    for (key, group) in groups {
+        let CellKey { workload, workers, knobs, params, .. } = &key;
+        let limits = key.limits();
         // A sweep is two or more rates asked for (`--rate`): measured offered
         // loads differ between runs even at one rate, which is no sweep.
         let mut rates: Vec<u64> = group.iter().filter_map(|c| c.key.rate_per_s).collect();
@@ -216,9 +216,9 @@ fn load_charts(cells: &[CellSummary], caption: &str) -> Vec<(String, Chart)> {
                 .collect(),
         );
         series.extend(ideal_series(&group));
-        let variant = describe_variant(&knobs, &params, "");
+        let variant = describe_variant(&[knobs, params, &limits]);
         out.push((
-            stem(&[&workload, &format!("w{workers}"), &knobs, &params, "latency-vs-load"]),
+            stem(&[workload, &format!("w{workers}"), knobs, params, &limits, "latency-vs-load"]),
             Chart {
                 title: format!("{workload}: p99 latency vs offered load, {workers} workers{variant}"),
                 x_label: "offered load (requests/s)".to_string(),
@@ -267,7 +267,7 @@ fn ideal_series(group: &[&CellSummary]) -> Option<Series> {
 }
 
 /// The identity of a spectrum chart: the cell without the scheduler.
-const SPECTRUM_KEY: [&str; 5] = ["workload", "workers", "knobs", "params", "rate_per_s"];
+const SPECTRUM_KEY: [&str; 7] = ["workload", "workers", "knobs", "params", "rate_per_s", "cpus", "cpuset"];
 
 /// Whether the results file holds the cell a log's metadata names.
 fn holds_cell(cells: &[CellSummary], meta: &BTreeMap<String, String>) -> bool {
@@ -280,12 +280,14 @@ fn holds_cell(cells: &[CellSummary], meta: &BTreeMap<String, String>) -> bool {
             && k.knobs == get("knobs")
             && k.params == get("params")
             && k.rate_per_s.map(|r| r.to_string()).unwrap_or_default() == get("rate_per_s")
+            && k.cpus == get("cpus")
+            && k.cpuset == get("cpuset")
     })
 }
 
 /// One log's merged histogram as a spectrum series, with its chart key;
 /// a warning when the results file holds no such cell (another run's log).
-fn spectrum_series(path: &Path, cells: &[CellSummary], results: &Path) -> Result<([String; 5], Series)> {
+fn spectrum_series(path: &Path, cells: &[CellSummary], results: &Path) -> Result<([String; 7], Series)> {
     let log = hdr::read(path)?;
     if !holds_cell(cells, &log.meta) {
         eprintln!(
@@ -306,14 +308,15 @@ fn spectrum_series(path: &Path, cells: &[CellSummary], results: &Path) -> Result
     Ok((key, Series { color_slot: color_slot(&name), name, points, dashed: false }))
 }
 
-fn spectrum_chart(key: [String; 5], series: Vec<Series>, caption: &str) -> (String, Chart) {
-    let [workload, workers, knobs, params, rate] = key;
+fn spectrum_chart(key: [String; 7], series: Vec<Series>, caption: &str) -> (String, Chart) {
+    let [workload, workers, knobs, params, rate, cpus, cpuset] = key;
+    let limits = crate::data::record::limits_label(&cpus, &cpuset);
     let (rate_text, rate_stem) = if rate.is_empty() {
         (String::new(), String::new())
     } else {
         (format!("{rate}/s offered"), format!("r{rate}"))
     };
-    let variant = describe_variant(&knobs, &params, &rate_text);
+    let variant = describe_variant(&[&knobs, &params, &rate_text, &limits]);
     let chart = Chart {
         title: format!("{workload}: latency by percentile, {workers} workers{variant}"),
         x_label: "percentile (log scale of 1/(1-p))".to_string(),
@@ -326,7 +329,7 @@ fn spectrum_chart(key: [String; 5], series: Vec<Series>, caption: &str) -> (Stri
         markers: false,
         caption: caption.to_string(),
     };
-    (stem(&[&workload, &format!("w{workers}"), &knobs, &params, &rate_stem, "spectrum"]), chart)
+    (stem(&[&workload, &format!("w{workers}"), &knobs, &params, &rate_stem, &limits, "spectrum"]), chart)
 }
 
 /// Percentile spectra from the logs in `dir`, one chart per cell without
@@ -345,7 +348,7 @@ fn spectrum_charts(dir: &Path, caption: &str, cells: &[CellSummary], results: &P
             hdr::EXTENSION
         );
     }
-    let mut groups: BTreeMap<[String; 5], Vec<Series>> = BTreeMap::new();
+    let mut groups: BTreeMap<[String; 7], Vec<Series>> = BTreeMap::new();
     for path in paths {
         let (key, series) = spectrum_series(&path, cells, results)?;
         groups.entry(key).or_default().push(series);
