@@ -84,13 +84,21 @@ fn run_writes_table_csv_json_and_hdr_logs() {
     assert!(header.iter().any(|h| h == "status") && header.iter().any(|h| h == "p9999_us"));
     // Then the CPU columns, the counters added since schema 3, and the
     // ideal scheduler's columns (schema 6), then runtime_version (schema 7),
-    // then the CPU limits (schema 8).
+    // then the CPU limits (schema 8), then the schedule delay (schema 9).
     let cpu =
         ["cpu_ms", "cpu_us_per_op", "cpu_util", "ctx_switches_voluntary", "ctx_switches_involuntary", "wakeups_per_op"];
     let ideal = ["ideal_p50_us", "ideal_p99_us", "p99_over_ideal"];
     let limits = ["cpus", "cpuset", "cgroup", "nr_periods", "nr_throttled", "throttled_ms", "tokio_default_workers"];
-    let end: Vec<&str> =
-        cpu.iter().chain(&appended).chain(&ideal).chain(&["runtime_version"]).chain(&limits).copied().collect();
+    let sched_delay = ["sched_delay_p50_us", "sched_delay_p99_us"];
+    let end: Vec<&str> = cpu
+        .iter()
+        .chain(&appended)
+        .chain(&ideal)
+        .chain(&["runtime_version"])
+        .chain(&limits)
+        .chain(&sched_delay)
+        .copied()
+        .collect();
     assert_eq!(&header[header.len() - end.len()..], end.as_slice());
     assert_eq!(rows.len(), 6 * 2, "cells x runs");
     for row in &rows {
@@ -122,6 +130,11 @@ fn run_writes_table_csv_json_and_hdr_logs() {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
         assert!(cpu_util * workers <= cpus * 1.05, "{} CPUs used on {cpus} allowed: {row:?}", cpu_util * workers);
         let polls = col(&header, row, "polls");
+        // Schedule delay is measured only on ours with `sched-delay=on`
+        // (tests/sched_delay.rs); here: off by default, the references never.
+        for column in sched_delay {
+            assert_eq!(col(&header, row, column), "", "{column}: {row:?}");
+        }
         match col(&header, row, "scheduler") {
             // Ours counts everything: every counter is a number, except
             // the steals by L3 group, blank without a worker topology

@@ -171,6 +171,9 @@ pub struct Knobs {
     pub topology: Option<WorkerTopology>,
     /// Timer wheels.
     pub timer: TimerMode,
+    /// Measure schedule delay (`sched-delay=on`): stamp every task when it
+    /// is scheduled and record the wait at its poll (`runtime/delay.rs`).
+    pub sched_delay: bool,
 }
 
 impl Default for Knobs {
@@ -193,6 +196,7 @@ impl Default for Knobs {
             steal_passes: 1,
             topology: None,
             timer: TimerMode::Shared,
+            sched_delay: false,
         }
     }
 }
@@ -212,9 +216,9 @@ pub struct KnobInfo {
 
 /// The knobs the runtime core implements for every policy on it (idle
 /// behaviour, cooperative budget, driver poll interval, task-cell
-/// alignment): what a registered policy lists in
+/// alignment, timer wheels, schedule-delay measurement): what a registered policy lists in
 /// [`crate::PolicyInfo::knobs`] unless it has knobs of its own.
-pub const CORE_KNOBS: &[&str] = &["idle", "budget", "event-interval", "task-align", "timer"];
+pub const CORE_KNOBS: &[&str] = &["idle", "budget", "event-interval", "task-align", "timer", "sched-delay"];
 
 /// Every knob.
 pub const KNOBS: &[KnobInfo] = &[
@@ -304,6 +308,12 @@ pub const KNOBS: &[KnobInfo] = &[
         default: "shared",
         allowed: "shared|per-worker",
         about: "one timer wheel behind one lock, or one per worker (timers armed on a worker go to its wheel; other threads' cancels are sent to it)",
+    },
+    KnobInfo {
+        name: "sched-delay",
+        default: "off",
+        allowed: "off|on",
+        about: "measure schedule delay (scheduled -> next poll, two clock reads per poll): the sched_delay_p50_us and sched_delay_p99_us columns",
     },
 ];
 
@@ -469,6 +479,13 @@ impl Knobs {
                 self.timer = match value {
                     "shared" => TimerMode::Shared,
                     "per-worker" => TimerMode::PerWorker,
+                    _ => return Err(bad(info, value)),
+                }
+            }
+            "sched-delay" => {
+                self.sched_delay = match value {
+                    "on" => true,
+                    "off" => false,
                     _ => return Err(bad(info, value)),
                 }
             }

@@ -11,6 +11,11 @@ use crossbeam_utils::CachePadded;
 
 use crate::loom::sync::atomic::{AtomicU64, Ordering};
 
+mod delay;
+
+pub(crate) use delay::{delay_blocks, snapshot as delay_snapshot, DelayBlocks};
+pub use delay::{DelayHistogram, BUCKETS as DELAY_BUCKETS, TICK_NS, TICK_SHIFT};
+
 macro_rules! counters {
     ($( $(#[$doc:meta])* $name:ident = $csv:literal, )*) => {
         /// One worker's counters (or their sum over workers).
@@ -204,6 +209,10 @@ pub struct RuntimeMetrics {
     /// with a sysfs topology, or `Builder::topology`); when counted they
     /// add up to `steals`. False: the two are meaningless zeros.
     pub steal_groups_counted: bool,
+    /// Schedule delays (scheduled → next poll) since the runtime was
+    /// built, summed over workers: one per task poll, so its count equals
+    /// the `polls` counter's. `None` unless built with `sched-delay=on`.
+    pub sched_delay: Option<DelayHistogram>,
 }
 
 impl RuntimeMetrics {

@@ -208,6 +208,12 @@ pub struct RunOutput {
     pub queue_wait_ns: Option<Histogram<u64>>,
     /// First poll → completion.
     pub service_ns: Option<Histogram<u64>>,
+    /// Schedule delay: a task scheduled (spawned or woken) → its next poll,
+    /// one per task poll over the span the counters cover
+    /// ([`crate::rt::Spawner::sched_delay_window`]); `None` where the
+    /// runtime does not measure it (ours with `sched-delay=off`, tokio,
+    /// smol).
+    pub sched_delay_ns: Option<Histogram<u64>>,
     /// Counters in the order of `wsbench_schedulers::metrics::COUNTER_NAMES`
     /// then `DRIVER_COUNTER_NAMES`; `None` where the runtime cannot report it.
     pub counters: CounterValues,
@@ -255,6 +261,7 @@ impl RunOutput {
             uncorrected_ns: None,
             queue_wait_ns: None,
             service_ns: None,
+            sched_delay_ns: None,
             counters: Vec::new(),
             schedule_slipped: false,
             notes: Vec::new(),

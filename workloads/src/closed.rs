@@ -64,7 +64,7 @@ pub(crate) fn measure<R: Rt>(
         }
     }
     let elapsed = t0.elapsed();
-    let counters = counters_delta(&counters_start, &sp.counters());
+    let counters = counters_delta(&counters_start, &sp.window_end());
     let task_registry_contended =
         sp.task_registry_contended().zip(registry_start).map(|(end, start)| end.saturating_sub(start));
     let cpu = meter.finish();

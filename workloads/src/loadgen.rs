@@ -305,6 +305,8 @@ impl OpenReport {
             uncorrected_ns: Some(h.uncorrected),
             queue_wait_ns: Some(h.queue_wait),
             service_ns: Some(h.service),
+            // Filled in by `runner::execute`, which holds the runtime.
+            sched_delay_ns: None,
             counters,
             schedule_slipped: slipped,
             notes,

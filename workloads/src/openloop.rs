@@ -211,7 +211,7 @@ where
         }
     })?;
     let histos = drain(&collector, totals.sent, w.drain_deadline(spec));
-    let counters = counters_delta(&counters_start, &spawner.counters());
+    let counters = counters_delta(&counters_start, &spawner.window_end());
     let cpu = meter.finish();
     let extras = side_cpu_ms.map(|ms| vec![(crate::side::SIDE_CPU_EXTRA.to_string(), ms)]).unwrap_or_default();
     Ok(OpenReport { histos, gen: totals, window: w, counters, notes: Vec::new(), extras, cpu })

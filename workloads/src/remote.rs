@@ -145,7 +145,8 @@ fn serve_on<R: Rt>(
     }
     let elapsed = start.elapsed();
     let cpu = meter.finish();
-    let counters = counters_delta(&counters_start, &sp.counters());
+    let counters = counters_delta(&counters_start, &sp.window_end());
+    let sched_delay_ns = sp.sched_delay_window();
     runtime.shutdown(SHUTDOWN_GRACE);
     let h = collector.merged();
     let (listen_note, extras) = listen_report(overflows_start);
@@ -159,6 +160,7 @@ fn serve_on<R: Rt>(
         uncorrected_ns: None,
         queue_wait_ns: None,
         service_ns: Some(h.service),
+        sched_delay_ns,
         counters,
         schedule_slipped: false,
         notes: vec![

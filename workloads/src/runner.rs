@@ -149,8 +149,12 @@ pub(crate) fn execute<R: Rt>(
     meter: &CpuMeter,
 ) -> Result<RunOutput, Error> {
     let result = dispatch(&runtime, rt, plan, opts, meter);
+    // The window the workload marked (`Spawner::window_start`/`window_end`),
+    // read here once for every workload.
+    let sched_delay_ns = runtime.spawner().sched_delay_window();
     runtime.shutdown(SHUTDOWN_GRACE);
     let mut out = result?;
+    out.sched_delay_ns = sched_delay_ns;
     let mut notes = plan.notes.clone();
     notes.append(&mut out.notes);
     out.notes = notes;

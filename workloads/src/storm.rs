@@ -217,7 +217,7 @@ pub(crate) fn run_storm<R: Rt>(
         st.stop.store(true, Ordering::Relaxed);
         st.barrier.wait(); // measured tasks drained
         let elapsed = t0.elapsed();
-        let counters = counters_delta(&counters_start, &sp.counters());
+        let counters = counters_delta(&counters_start, &sp.window_end());
         let contended = kind.contention(&sp).1.zip(contended_start).map(|(e, s)| e.saturating_sub(s));
         let cpu = meter.finish();
         let tallies: Vec<(Tally, u64)> =

@@ -261,7 +261,7 @@ pub(crate) fn run_tcp_served<R: Rt>(
         sp.window_start()
     };
     let run = run_clients(&cs, &TcpRpcWire, base, &stall, at_start, meter)?;
-    let counters = counters_delta(&run.snapshot, &sp.counters());
+    let counters = counters_delta(&run.snapshot, &sp.window_end());
     let mut report = client_report(run, &collector, &cs, counters);
     report.cpu = meter.finish();
     Ok((report, collector))

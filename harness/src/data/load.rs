@@ -205,6 +205,9 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
         throttled_ms: row.measure("throttled_ms")?,
         tokio_default_workers: row.optional("tokio_default_workers")?,
     };
+    // Blank in files before schema 9, which have no such columns.
+    r.sched_delay_p50_us = row.measure("sched_delay_p50_us")?;
+    r.sched_delay_p99_us = row.measure("sched_delay_p99_us")?;
     Ok((row.required("schema_version")?, r))
 }
 

@@ -38,7 +38,16 @@ use crate::run::cpu::CpuColumns;
 /// the key's `cpus` and `cpuset`, then `cgroup`, `nr_periods`,
 /// `nr_throttled`, `throttled_ms` and `tokio_default_workers`
 /// ([`crate::run::cgroup::columns::LIMIT_COLUMNS`]).
-pub const SCHEMA_VERSION: u32 = 8;
+///
+/// 9: the schedule delay's `sched_delay_p50_us`, `sched_delay_p99_us`
+/// ([`SCHED_DELAY_COLUMNS`]) appended after them: ours with `--knob
+/// sched-delay=on`, blank otherwise.
+pub const SCHEMA_VERSION: u32 = 9;
+
+/// The schedule-delay columns (schema 9), at the end of the row: the
+/// median and p99 of the run's schedule delays (a task scheduled → its
+/// next poll), by the rule every percentile follows ([`quantile_us`]).
+pub const SCHED_DELAY_COLUMNS: [&str; 2] = ["sched_delay_p50_us", "sched_delay_p99_us"];
 
 /// Text columns added after schema 6, written after the ideal columns
 /// (schema 8's limit columns follow them).
@@ -489,6 +498,11 @@ pub struct RunRecord {
     /// The cgroup of `--cpus`/`--cpuset` and its throttling.
     #[serde(flatten)]
     pub limits: LimitColumns,
+    /// Median schedule delay (scheduled → next poll), µs; `None` where not
+    /// measured (`sched-delay=off`, the references) or too few samples.
+    pub sched_delay_p50_us: Option<f64>,
+    /// p99 schedule delay, µs; `None` as for the median.
+    pub sched_delay_p99_us: Option<f64>,
 }
 
 impl RunRecord {
@@ -521,6 +535,8 @@ impl RunRecord {
             ideal: IdealColumns::default(),
             runtime_version: String::new(),
             limits: LimitColumns::default(),
+            sched_delay_p50_us: None,
+            sched_delay_p99_us: None,
         }
     }
 

@@ -87,6 +87,7 @@ mod tests {
             uncorrected_ns: None,
             queue_wait_ns: None,
             service_ns: None,
+            sched_delay_ns: None,
             counters: vec![("polls", Some(1)), ("unparks", unparks)],
             schedule_slipped: false,
             notes: Vec::new(),

@@ -113,6 +113,8 @@ pub fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan,
         ideal: IdealColumns::default(),
         runtime_version: String::new(),
         limits: LimitColumns::default(),
+        sched_delay_p50_us: out.sched_delay_ns.as_ref().and_then(|h| quantile_us(h, P50)),
+        sched_delay_p99_us: p99_us(out.sched_delay_ns.as_ref()),
     }
 }
 

@@ -7,6 +7,7 @@
 pub(crate) mod context;
 pub(crate) mod core;
 pub(crate) mod custom;
+pub(crate) mod delay;
 pub(crate) mod idle;
 pub(crate) mod park;
 pub(crate) mod shared;

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use crossbeam_utils::CachePadded;
 
 use super::core::Dormant;
+use super::delay::SchedDelay;
 use super::idle::Idle;
 use super::park::Unparker;
 use crate::blocking::BlockingPool;
@@ -30,6 +31,9 @@ pub(crate) struct Shared<P: Policy> {
     pub(crate) driver: Mutex<Driver>,
     pub(crate) driver_handle: driver::Handle,
     pub(crate) counters: CounterBlocks,
+    /// `sched-delay=on`: the schedule-delay clock and buckets (`delay.rs`);
+    /// `None` when off.
+    pub(crate) sched_delay: Option<SchedDelay>,
     /// Spawns from outside the workers (any thread, so an RMW counter).
     remote_spawns: CachePadded<AtomicU64>,
     shutdown: AtomicBool,
@@ -75,6 +79,7 @@ impl<P: Policy> Shared<P> {
             driver: Mutex::new(driver),
             driver_handle,
             counters: crate::metrics::counter_blocks(workers),
+            sched_delay: knobs.sched_delay.then(|| SchedDelay::new(workers)),
             remote_spawns: CachePadded::new(AtomicU64::new(0)),
             shutdown: AtomicBool::new(false),
             cell_align: CellAlign::new(knobs.task_align.bytes()),
@@ -146,6 +151,15 @@ impl<P: Policy> Shared<P> {
         self.cell_align
     }
 
+    /// Stamps `task` as scheduled now, when schedule delay is measured
+    /// (`delay.rs`, step 1); call just before handing it to the policy.
+    #[inline(always)]
+    pub(crate) fn stamp_scheduled(&self, task: &Notified) {
+        if let Some(d) = &self.sched_delay {
+            d.stamp(task);
+        }
+    }
+
     pub(crate) fn push_remote(&self, task: Notified, origin: Origin) {
         if origin == Origin::Spawn {
             // Relaxed: a statistic.
@@ -197,6 +211,7 @@ impl<P: Policy> Shared<P> {
             task_registry_contended,
             blocking_lock_contended,
             steal_groups_counted,
+            sched_delay: self.sched_delay.as_ref().map(SchedDelay::snapshot),
         }
     }
 

@@ -242,18 +242,28 @@ impl<P: Policy> WorkerCx<P> {
         }
         core.woken = false;
         core.window_batches += 1;
-        Counters::bump(&self.counters().polls, 1);
+        self.count_poll(&task);
         *self.core.borrow_mut() = Some(core);
         coop::with_budget(self.shared.knobs.budget, || {
             task.run();
             // Tasks this one woke into the LIFO slot run next, in the same
             // tick and on the same budget (tokio's run_task loop).
             while let Some(next) = self.next_lifo() {
-                Counters::bump(&self.counters().polls, 1);
+                self.count_poll(&next);
                 next.run();
             }
         });
         self.core.borrow_mut().take().expect("worker core missing after a poll: a task took it")
+    }
+
+    /// Every task poll is counted here: `polls`, and its schedule delay
+    /// when measured (`delay.rs`, step 2), so the two counts agree.
+    #[inline(always)]
+    fn count_poll(&self, task: &Notified) {
+        Counters::bump(&self.counters().polls, 1);
+        if let Some(d) = &self.shared.sched_delay {
+            d.record(self.index, task);
+        }
     }
 
     fn next_lifo(&self) -> Option<Notified> {
@@ -331,6 +341,7 @@ impl<P: Policy> WorkerCx<P> {
         let w = self.worker_ref(core);
         let mut notify = false;
         for task in deferred.drain(..) {
+            self.shared.stamp_scheduled(&task);
             notify |= self.shared.policy.push_local(&mut core.policy, &w, task, Origin::Yield);
         }
         if notify {
@@ -417,6 +428,8 @@ impl<P: Policy> Shared<P> {
     /// Routes a task: to this worker's core when called on one of our
     /// workers with its core in place, else to the shared queues.
     pub(crate) fn schedule_task(&self, task: Notified, origin: Origin) {
+        // Every route below ends in a push to the policy: stamp once here.
+        self.stamp_scheduled(&task);
         let origin = if origin == Origin::Wake && context::waking_deferred() { Origin::Yield } else { origin };
         let Some(ptr) = context::worker_of(self.addr()) else {
             return self.push_remote(task, origin);

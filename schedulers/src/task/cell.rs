@@ -12,6 +12,7 @@ use std::task::Waker;
 use super::error::JoinError;
 use super::state::State;
 use crate::loom::cell::UnsafeCell;
+use crate::loom::sync::atomic::{AtomicU32, Ordering};
 
 /// Intrusive links of the owned-tasks list; only touched with the list
 /// shard's mutex held.
@@ -29,13 +30,57 @@ pub(crate) struct Header {
     pub(super) vtable: &'static Vtable,
     /// Owned-list links, guarded by the shard mutex of `id`.
     pub(crate) owned: UnsafeCell<Links>,
-    /// Spawn sequence number (mod 2^32); picks the owned-list shard.
-    pub(crate) id: u32,
+    /// When the task was last scheduled, in ticks of
+    /// `metrics::TICK_NS` since its runtime's schedule-delay epoch (mod
+    /// 2^32); written only under `sched-delay=on` (`runtime/delay.rs`).
+    /// Written by the holder of the task's one `Notified` just before it
+    /// is queued, read by the worker that took it from the queue: the
+    /// queue's hand-off of the `Notified` orders the two, so the accesses
+    /// are Relaxed (see [`Header::set_scheduled_at`]).
+    scheduled_at: AtomicU32,
+    /// Spawn sequence number (mod 2^16); picks the owned-list shard (at
+    /// most `owned::MAX_SHARDS`, so 16 bits spread them all).
+    pub(crate) id: u16,
     /// Bytes between the start of the allocation and this cell.
     pub(super) alloc_offset: u8,
     /// log2 of the boundary the cell was placed on (0: none); with
     /// `alloc_offset` it rebuilds the allocation's layout in `dealloc`.
     pub(super) align_log2: u8,
+}
+
+impl Header {
+    /// A header for a new cell (not yet scheduled).
+    pub(super) fn new(vtable: &'static Vtable, id: u16, alloc_offset: u8, align_log2: u8) -> Header {
+        Header {
+            state: State::new(),
+            vtable,
+            owned: UnsafeCell::new(Links::default()),
+            scheduled_at: AtomicU32::new(0),
+            id,
+            alloc_offset,
+            align_log2,
+        }
+    }
+
+    /// Stamps the task as scheduled at `ticks`. Called by the holder of
+    /// the task's `Notified` before it hands it to a queue.
+    #[inline(always)]
+    pub(crate) fn set_scheduled_at(&self, ticks: u32) {
+        // Relaxed: only the holder of the task's one `Notified` writes the
+        // stamp, and only the worker that pops that `Notified` reads it;
+        // the queue's push/pop (a Release/Acquire pair, or a lock, in every
+        // queue) orders this store before that load. The next store comes
+        // from a later `Notified`, which exists only after the reader's
+        // `transition_to_running` (AcqRel) has cleared NOTIFIED.
+        self.scheduled_at.store(ticks, Ordering::Relaxed);
+    }
+
+    /// When the task was last scheduled ([`Header::set_scheduled_at`]).
+    #[inline(always)]
+    pub(crate) fn scheduled_at(&self) -> u32 {
+        // Relaxed: ordered by the queue hand-off, see `set_scheduled_at`.
+        self.scheduled_at.load(Ordering::Relaxed)
+    }
 }
 
 /// Where task cells go: on a boundary of 2^n bytes (n = 0: wherever the

@@ -27,6 +27,8 @@ use crate::loom::sync::{Mutex, MutexGuard};
 
 /// Upper bound on shards; beyond it more shards buy nothing.
 const MAX_SHARDS: usize = 256;
+// A task's shard comes from its 16-bit header id.
+const _: () = assert!(MAX_SHARDS <= 1 << 16, "Header::id is 16 bits");
 /// Shards per worker, so that spawns on different workers rarely collide.
 const SHARDS_PER_WORKER: usize = 4;
 

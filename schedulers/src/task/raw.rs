@@ -23,9 +23,9 @@ use std::ptr::NonNull;
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
 use super::cell::{cell_alloc_layout, Cell, Stage, Vtable};
-pub(crate) use super::cell::{CellAlign, Header, Links};
+pub(crate) use super::cell::{CellAlign, Header};
 use super::error::JoinError;
-use super::state::{State, ToIdle, ToNotified, ToRunning};
+use super::state::{ToIdle, ToNotified, ToRunning};
 use crate::loom::cell::UnsafeCell;
 
 /// What a task needs from the runtime that owns it.
@@ -98,15 +98,8 @@ where
     let cell = unsafe {
         let cell = base.add(alloc_offset).cast::<Cell<F, S>>();
         cell.write(Cell {
-            header: Header {
-                state: State::new(),
-                vtable: vtable::<F, S>(),
-                owned: UnsafeCell::new(Links::default()),
-                // Truncation intended: the id only spreads tasks over shards.
-                id: id as u32,
-                alloc_offset: alloc_offset as u8,
-                align_log2: align.0,
-            },
+            // Truncation intended: the id only spreads tasks over shards.
+            header: Header::new(vtable::<F, S>(), id as u16, alloc_offset as u8, align.0),
             scheduler,
             stage: UnsafeCell::new(Stage::Running(future)),
             join_waker: UnsafeCell::new(None),
@@ -211,6 +204,11 @@ impl Drop for Task {
 }
 
 impl Notified {
+    /// The task's header (its schedule stamp: `Header::set_scheduled_at`).
+    pub(crate) fn header(&self) -> &Header {
+        self.0.header()
+    }
+
     /// Polls the task (or finishes cancelling it); consumes the reference.
     pub(crate) fn run(self) {
         let raw = ManuallyDrop::new(self).0;

@@ -53,7 +53,7 @@ pub(crate) fn run_http<R: Rt>(
         Proto::H1 => run_clients(&cs, &Http1::new(cfg.body_bytes, host(addr)), base, &stall, at_start, meter)?,
         Proto::H2 => run_h2_clients(&cs, &H2Target::new(cfg.body_bytes, host(addr)), base, &stall, at_start, meter)?,
     };
-    let counters = counters_delta(&run.snapshot, &sp.counters());
+    let counters = counters_delta(&run.snapshot, &sp.window_end());
     let mut report = client_report(run, &side.collector, &cs, counters);
     report.cpu = meter.finish();
     Ok(report)

@@ -181,6 +181,23 @@ pub trait Spawner: Clone + Send + Sync + 'static {
         self.counters()
     }
 
+    /// Ends the measured window [`Spawner::window_start`] began: returns
+    /// the counters now, to be differenced by [`counters_delta`], and marks
+    /// the window's end for [`Spawner::sched_delay_window`]. Every workload
+    /// reads its window's counters through here.
+    fn window_end(&self) -> CounterValues {
+        self.counters()
+    }
+
+    /// The schedule delays (a task scheduled → its next poll, in ns)
+    /// recorded between the last [`Spawner::window_start`] and
+    /// [`Spawner::window_end`], one per task poll, for runtimes that
+    /// measure them (ours with `--knob sched-delay=on`); `None` otherwise
+    /// (tokio and smol: see `docs/src/measuring.md`).
+    fn sched_delay_window(&self) -> Option<hdrhistogram::Histogram<u64>> {
+        None
+    }
+
     /// Serves one accepted connection with hyper (the `http` workload)
     /// until the client closes it; `Err` carries hyper's error. The default
     /// refuses, for a runtime that has no hyper glue yet.

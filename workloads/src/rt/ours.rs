@@ -1,16 +1,19 @@
 //! Our runtimes: every policy of `wsbench_schedulers`, through its public
 //! API only. Knobs pass through `Builder::knob`; workers are pinned from
 //! `Builder::on_thread_start`. Counters: every name of `COUNTER_NAMES`
-//! (summed over workers) then `DRIVER_COUNTER_NAMES`, all reported.
+//! (summed over workers) then `DRIVER_COUNTER_NAMES`, all reported; with
+//! `sched-delay=on`, the schedule delays of the measured window.
 
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use hdrhistogram::Histogram;
+use wsbench_schedulers::metrics::DelayHistogram;
 use wsbench_schedulers::net::{TcpListener, TcpStream};
 use wsbench_schedulers::topology::{CpuTopology, WorkerTopology};
 use wsbench_schedulers::{Builder, Handle, JoinHandle, Runtime, SchedulerKind};
@@ -28,6 +31,17 @@ const GROUP_COUNTERS: [&str; 2] = ["steals_local_group", "steals_remote_group"];
 /// One of our runtimes.
 pub(crate) struct Ours {
     rt: Runtime,
+    marks: Arc<Mutex<DelayMarks>>,
+}
+
+/// The runtime's schedule-delay histogram at the measured window's start
+/// and end (`Spawner::window_start`, `Spawner::window_end`), shared by
+/// every spawner of the runtime; `None` before the mark, and always with
+/// `sched-delay=off`.
+#[derive(Default)]
+struct DelayMarks {
+    start: Option<DelayHistogram>,
+    end: Option<DelayHistogram>,
 }
 
 impl Ours {
@@ -54,7 +68,7 @@ impl Ours {
         }
         let rt =
             builder.build().map_err(|e| Error::Build { sched: spec.sched().to_string(), message: e.to_string() })?;
-        Ok(Ours { rt })
+        Ok(Ours { rt, marks: Arc::default() })
     }
 }
 
@@ -72,7 +86,7 @@ impl Rt for Ours {
     type Spawner = OursSpawner;
 
     fn spawner(&self) -> OursSpawner {
-        OursSpawner { handle: self.rt.handle() }
+        OursSpawner { handle: self.rt.handle(), marks: Arc::clone(&self.marks) }
     }
 
     fn block_on<F>(&self, f: F) -> F::Output
@@ -92,6 +106,7 @@ impl Rt for Ours {
 #[derive(Clone)]
 pub(crate) struct OursSpawner {
     handle: Handle,
+    marks: Arc<Mutex<DelayMarks>>,
 }
 
 /// Our `JoinHandle` with the error mapped to [`TaskFailed`].
@@ -223,7 +238,21 @@ impl Spawner for OursSpawner {
 
     fn window_start(&self) -> CounterValues {
         self.handle.reset_peak_metrics();
+        let start = self.handle.metrics().sched_delay;
+        *self.marks.lock().unwrap_or_else(|e| e.into_inner()) = DelayMarks { start, end: None };
         self.counters()
+    }
+
+    fn window_end(&self) -> CounterValues {
+        let counters = self.counters();
+        self.marks.lock().unwrap_or_else(|e| e.into_inner()).end = self.handle.metrics().sched_delay;
+        counters
+    }
+
+    fn sched_delay_window(&self) -> Option<Histogram<u64>> {
+        let marks = self.marks.lock().unwrap_or_else(|e| e.into_inner());
+        let (start, end) = (marks.start.as_ref()?, marks.end.as_ref()?);
+        Some(delay_ns(&end.since(start)))
     }
 
     async fn serve_http<S: ServeHttp>(&self, stream: TcpStream, svc: S) -> Result<(), String> {
@@ -245,6 +274,18 @@ impl Spawner for OursSpawner {
     fn task_registry_contended(&self) -> Option<u64> {
         Some(self.handle.metrics().task_registry_contended)
     }
+}
+
+/// A schedule-delay histogram as an HdrHistogram of nanoseconds (3
+/// significant digits, as every latency histogram here): each bucket's
+/// count at the bucket's midpoint, within 1.6 % of every delay in it
+/// (`wsbench_schedulers::metrics::DelayHistogram`).
+pub(crate) fn delay_ns(d: &DelayHistogram) -> Histogram<u64> {
+    let mut h = Histogram::new(3).expect("3 significant digits is valid");
+    for (low, high, count) in d.buckets() {
+        h.record_n(low + (high - low) / 2, count).expect("an auto-resizing histogram takes any value");
+    }
+    h
 }
 
 impl OursSpawner {

@@ -304,3 +304,57 @@ fn knobs_reach_our_builder() {
     let e = KnobSet::parse(&[("queue-capacity", "100")]).expect_err("a bad knob value is refused");
     assert!(e.to_string().contains("100"), "{e}");
 }
+
+/// One task spawns 50 children from inside, each yielding 4 times, and
+/// awaits them, between `window_start` and `window_end`.
+fn sched_delay_window<R: Rt>(rt: R) -> (Option<hdrhistogram::Histogram<u64>>, Option<u64>) {
+    let sp = rt.spawner();
+    let before = sp.window_start();
+    let inner = sp.clone();
+    let parent = sp.spawn(async move {
+        let children: Vec<_> = (0..50u64)
+            .map(|i| {
+                let y = inner.clone();
+                inner.spawn_inside(async move {
+                    for _ in 0..4 {
+                        y.yield_now().await;
+                    }
+                    i
+                })
+            })
+            .collect();
+        let mut s = 0;
+        for c in children {
+            s += c.await.unwrap();
+        }
+        s
+    });
+    assert_eq!(rt.block_on(parent), Ok(1_225));
+    let polls =
+        super::counters_delta(&before, &sp.window_end()).iter().find(|(n, _)| *n == "polls").and_then(|(_, v)| *v);
+    let delays = sp.sched_delay_window();
+    rt.shutdown(Duration::from_secs(1));
+    (delays, polls)
+}
+
+/// `sched-delay=on` reaches the window the harness reads: one delay per
+/// task poll of the window, exactly (every task has finished, so the
+/// counts are final); off, and on the references, no histogram.
+#[test]
+fn the_schedule_delay_window_holds_one_delay_per_poll() {
+    for kind in [SchedulerKind::StealHalf, SchedulerKind::CurrentThread, SchedulerKind::ThreadPerCore] {
+        let workers = if kind == SchedulerKind::CurrentThread { 1 } else { 2 };
+        let knobs = KnobSet::parse(&[("sched-delay", "on")]).unwrap();
+        let s = RuntimeSpec::new(Sched::ours(kind), workers, knobs).unwrap();
+        let (delays, polls) = sched_delay_window(Ours::build(kind, &s).unwrap());
+        let (delays, polls) = (delays.expect("sched-delay=on: a histogram"), polls.expect("ours count polls"));
+        // The parent's first poll, each child's 5, and at least one wake
+        // of the parent.
+        assert!(polls >= 1 + 50 * 5 + 1, "{kind}: {polls} polls");
+        assert_eq!(delays.len(), polls, "{kind}: one schedule delay per poll");
+        let (off, _) = sched_delay_window(Ours::build(kind, &spec(kind.name(), workers)).unwrap());
+        assert!(off.is_none(), "{kind}: sched-delay off by default");
+    }
+    assert!(sched_delay_window(TokioMulti::build(&spec("tokio", 2)).unwrap()).0.is_none());
+    assert!(sched_delay_window(Smol::build(&spec("smol", 2)).unwrap()).0.is_none());
+}

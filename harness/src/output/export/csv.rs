@@ -3,7 +3,8 @@
 //! report it), then the harness's extra columns, the CPU columns, the
 //! counters added since (`APPENDED_COUNTERS`), the ideal scheduler's
 //! columns (`IDEAL_COLUMNS`), and the CPU limits (the key's `cpus`,
-//! `cpuset`, then `LIMIT_COLUMNS`).
+//! `cpuset`, then `LIMIT_COLUMNS`), then the schedule delay
+//! (`SCHED_DELAY_COLUMNS`).
 //!
 //! The file is checked before anything runs and opened for appending; a
 //! new or empty file gets the header, an existing one must already have
@@ -24,7 +25,7 @@ use crate::data::ideal::IDEAL_COLUMNS;
 use crate::data::outcome::CellOutcome;
 use crate::data::outcome::Results;
 use crate::data::record::{
-    counter_names, LatencyMetric, RunRecord, APPENDED_COLUMNS, APPENDED_COUNTERS, SCHEMA_VERSION,
+    counter_names, LatencyMetric, RunRecord, APPENDED_COLUMNS, APPENDED_COUNTERS, SCHED_DELAY_COLUMNS, SCHEMA_VERSION,
 };
 use crate::run::cgroup::columns::LIMIT_COLUMNS;
 use crate::run::cpu::CPU_COLUMNS;
@@ -88,6 +89,7 @@ pub fn header() -> Vec<String> {
         .chain(APPENDED_COLUMNS)
         .chain(["cpus", "cpuset"])
         .chain(LIMIT_COLUMNS)
+        .chain(SCHED_DELAY_COLUMNS)
         .map(str::to_string)
         .collect()
 }
@@ -167,6 +169,7 @@ pub fn row(env: &Environment, r: &RunRecord) -> Vec<String> {
     out.push(r.runtime_version.clone());
     out.extend([r.key.cpus.clone(), r.key.cpuset.clone()]);
     out.extend(r.limits.fields());
+    out.extend([opt(r.sched_delay_p50_us.map(num)), opt(r.sched_delay_p99_us.map(num))]);
     out
 }
 

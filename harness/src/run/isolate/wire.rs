@@ -124,6 +124,9 @@ struct OutputMsg {
     uncorrected_ns: Option<String>,
     queue_wait_ns: Option<String>,
     service_ns: Option<String>,
+    /// Absent when not measured (and from children before schema 9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sched_delay_ns: Option<String>,
     counters: Vec<(String, Option<u64>)>,
     schedule_slipped: bool,
     notes: Vec<String>,
@@ -181,6 +184,7 @@ fn encode_output(out: &RunOutput) -> Result<OutputMsg> {
         uncorrected_ns: opt(&out.uncorrected_ns)?,
         queue_wait_ns: opt(&out.queue_wait_ns)?,
         service_ns: opt(&out.service_ns)?,
+        sched_delay_ns: opt(&out.sched_delay_ns)?,
         counters: out.counters.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
         schedule_slipped: out.schedule_slipped,
         notes: out.notes.clone(),
@@ -217,6 +221,7 @@ fn decode_output(msg: OutputMsg) -> Result<RunOutput> {
         uncorrected_ns: opt("uncorrected_ns", msg.uncorrected_ns)?,
         queue_wait_ns: opt("queue_wait_ns", msg.queue_wait_ns)?,
         service_ns: opt("service_ns", msg.service_ns)?,
+        sched_delay_ns: opt("sched_delay_ns", msg.sched_delay_ns)?,
         counters,
         schedule_slipped: msg.schedule_slipped,
         notes: msg.notes,
@@ -332,6 +337,8 @@ mod tests {
         }
         let mut counters: Vec<(&'static str, Option<u64>)> = counter_names().into_iter().map(|n| (n, None)).collect();
         counters[0].1 = Some(7);
+        let mut delays = Histogram::<u64>::new(3).unwrap();
+        delays.record_n(88, 40).unwrap();
         RunOutput {
             ops: 3,
             failed: Some(1),
@@ -342,6 +349,7 @@ mod tests {
             uncorrected_ns: Some(latency),
             queue_wait_ns: None,
             service_ns: None,
+            sched_delay_ns: Some(delays),
             counters,
             schedule_slipped: true,
             notes: vec!["a note".into()],
@@ -366,6 +374,7 @@ mod tests {
         assert_eq!(back.latency_ns.max(), out.latency_ns.max());
         assert_eq!(back.uncorrected_ns, out.uncorrected_ns);
         assert!(back.queue_wait_ns.is_none());
+        assert_eq!(back.sched_delay_ns, out.sched_delay_ns);
         assert_eq!(back.counters, out.counters);
         assert_eq!((back.ops, back.failed, back.sent, back.elapsed), (3, Some(1), Some(5), Duration::from_millis(500)));
         assert_eq!((back.notes, back.params, back.extras), (out.notes, out.params, out.extras));

@@ -16,7 +16,7 @@ pub(crate) const INFO: crate::PolicyInfo = crate::PolicyInfo {
     name: "current-thread",
     about: "one thread, plain VecDeque, no atomics on the local queue (--workers 1)",
     workers: crate::WorkerRule::ExactlyOne,
-    knobs: &["budget", "event-interval", "task-align"],
+    knobs: &["budget", "event-interval", "task-align", "sched-delay"],
 };
 
 /// tokio's current_thread `global_queue_interval` default.

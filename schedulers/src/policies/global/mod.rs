@@ -16,7 +16,7 @@ pub(crate) const INFO: crate::PolicyInfo = crate::PolicyInfo {
     name: "global",
     about: "one shared MPMC run queue; every push/pop goes through it",
     workers: crate::WorkerRule::Any,
-    knobs: &["idle", "budget", "event-interval", "task-align", "timer"],
+    knobs: &["idle", "budget", "event-interval", "task-align", "timer", "sched-delay"],
 };
 
 pub(crate) struct Global {

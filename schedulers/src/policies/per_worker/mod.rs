@@ -20,7 +20,7 @@ pub(crate) const INFO: crate::PolicyInfo = crate::PolicyInfo {
     name: "per-worker",
     about: "private FIFO per worker, no stealing; remote spawns round-robin",
     workers: crate::WorkerRule::Any,
-    knobs: &["idle", "budget", "event-interval", "task-align", "timer"],
+    knobs: &["idle", "budget", "event-interval", "task-align", "timer", "sched-delay"],
 };
 
 /// Ticks between inbox-first checks (same fairness as tokio's 61).

@@ -60,6 +60,7 @@ pub(crate) const INFO: crate::PolicyInfo = crate::PolicyInfo {
         "lifo-steal",
         "steal-passes",
         "timer",
+        "sched-delay",
     ],
 };
 

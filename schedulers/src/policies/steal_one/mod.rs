@@ -30,7 +30,17 @@ pub(crate) const INFO: crate::PolicyInfo = crate::PolicyInfo {
     name: "steal-one",
     about: "Chase-Lev deque per worker (crossbeam-deque), thieves steal one task",
     workers: crate::WorkerRule::Any,
-    knobs: &["global-interval", "searching-limit", "idle", "budget", "victim", "event-interval", "task-align", "timer"],
+    knobs: &[
+        "global-interval",
+        "searching-limit",
+        "idle",
+        "budget",
+        "victim",
+        "event-interval",
+        "task-align",
+        "timer",
+        "sched-delay",
+    ],
 };
 
 /// Bounded retries of a steal that lost a race before moving on.

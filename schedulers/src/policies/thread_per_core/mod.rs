@@ -16,7 +16,8 @@
 //! - `block_on` runs on the calling thread with core 0's driver as its
 //!   context; its spawns go round-robin.
 //! - Metrics: each core's worker counters in core order; driver counters
-//!   summed over the cores (maxima: the largest).
+//!   summed over the cores (maxima: the largest); schedule delays
+//!   (`sched-delay=on`) merged over the cores.
 //!
 //! Inside a task, `Handle::current()` is the handle of the core's own
 //! runtime (kind `current-thread`), not the thread-per-core handle.
@@ -39,7 +40,7 @@ pub(crate) const INFO: crate::PolicyInfo = crate::PolicyInfo {
     name: "thread-per-core",
     about: "N independent current-thread runtimes, own epoll driver and timer wheel each; no stealing; outside spawns round-robin; SO_REUSEPORT listener per core",
     workers: crate::WorkerRule::Any,
-    knobs: &["budget", "event-interval", "task-align"],
+    knobs: &["budget", "event-interval", "task-align", "sched-delay"],
 };
 
 /// Gives each thread-per-core runtime an id, so a core's thread knows
@@ -141,6 +142,9 @@ impl<H> ThreadPerCore<H> {
                 (Some(a), Some(b)) => Some(a + b),
                 (a, b) => a.or(b),
             };
+            if let Some(d) = &m.sched_delay {
+                all.sched_delay.get_or_insert_with(Default::default).merge(d);
+            }
         }
         all
     }

@@ -69,8 +69,9 @@ fn cells_start_on_the_requested_boundary_and_free_cleanly() {
 #[test]
 #[cfg(target_pointer_width = "64")]
 fn the_header_stays_six_words() {
-    // The placement fields share the id's word; the header is what every
-    // pending task pays on top of its future.
+    // The placement fields and the 32-bit schedule stamp share the 16-bit
+    // id's word; the header is what every pending task pays on top of its
+    // future.
     assert_eq!(mem::size_of::<Header>(), 48);
 }
 
