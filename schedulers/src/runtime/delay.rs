@@ -5,9 +5,10 @@
 //!    the core's `Shared::schedule_task` (spawn, wake, yield, cancel; local
 //!    or remote) or the worker's `requeue_deferred` (yields held until the
 //!    worker runs out of local work, stamped when they are queued, as tokio
-//!    stamps a deferred waker when it is woken). Both call
-//!    [`SchedDelay::stamp`] just before the push: the time goes into the
-//!    task header (`Header::set_scheduled_at`). Moves inside the policy
+//!    stamps a deferred waker when it is woken). Both stamp the task just
+//!    before the push: the time goes into the task header
+//!    (`Header::set_scheduled_at`); the requeue reads the clock once for
+//!    its whole batch ([`SchedDelay::stamp_at`]). Moves inside the policy
 //!    (LIFO slot to ring, overflow, steals) keep the stamp.
 //! 2. Record: the worker loop counts every poll in one place
 //!    (`WorkerCx::count_poll`), which bumps `polls` and calls
@@ -39,7 +40,7 @@ impl SchedDelay {
 
     /// Now, in ticks since the epoch, modulo 2^32.
     #[inline(always)]
-    fn now_ticks(&self) -> u32 {
+    pub(crate) fn now_ticks(&self) -> u32 {
         // Truncation intended: stamps and delays are taken mod 2^32 ticks
         // (`metrics::TICK_SHIFT` says how long that is).
         (self.epoch.elapsed().as_nanos() >> TICK_SHIFT) as u32
@@ -49,6 +50,13 @@ impl SchedDelay {
     #[inline(always)]
     pub(crate) fn stamp(&self, task: &Notified) {
         task.header().set_scheduled_at(self.now_ticks());
+    }
+
+    /// Step 1 for a batch queued at one moment (`now_ticks` read once):
+    /// the yields a worker requeues together.
+    #[inline(always)]
+    pub(crate) fn stamp_at(&self, task: &Notified, ticks: u32) {
+        task.header().set_scheduled_at(ticks);
     }
 
     /// Step 2: worker `worker` is about to poll `task`, which it took from

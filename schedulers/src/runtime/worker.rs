@@ -340,8 +340,12 @@ impl<P: Policy> WorkerCx<P> {
         }
         let w = self.worker_ref(core);
         let mut notify = false;
+        // The batch is queued at one moment: one clock read stamps it all.
+        let delay = self.shared.sched_delay.as_ref().map(|d| (d, d.now_ticks()));
         for task in deferred.drain(..) {
-            self.shared.stamp_scheduled(&task);
+            if let Some((d, now)) = delay {
+                d.stamp_at(&task, now);
+            }
             notify |= self.shared.policy.push_local(&mut core.policy, &w, task, Origin::Yield);
         }
         if notify {
