@@ -67,10 +67,11 @@ pub enum Command {
     /// results side by side, their settings checked).
     Merge(MergeArgs),
     /// Find the first bad point between a good and a bad one, for one cell: published versions of a
-    /// reference runtime (`--sched tokio --good 1.49.0 --bad 1.52.1`) or commits of the git
-    /// repository around the current directory (`--good SHA --bad SHA`). Each step is a paired,
-    /// interleaved A/B (`run --base-bin`) of the midpoint against the good end. Exit status: 0 found;
-    /// 1 not reproduced or undecidable; 2 bad input.
+    /// reference runtime (`--sched tokio --good 1.49.0 --bad 1.52.1`), commits of the git
+    /// repository around the current directory (`--good SHA --bad SHA`), or commits of a reference
+    /// runtime's checkout (`--path ../tokio --good REF --bad REF`). Each step is a paired,
+    /// interleaved A/B (`run --base-bin`) of the midpoint against the good end; builds and results
+    /// are cached under target/. Exit status: 0 found; 1 not reproduced or undecidable; 2 bad input.
     Bisect(Box<BisectArgs>),
     /// Internal: run one measured run whose spec arrives on stdin and write its result on stdout
     /// (how `run` isolates each run in a fresh process).
@@ -243,7 +244,8 @@ pub struct RunArgs {
 #[derive(Debug, Args)]
 pub struct BisectArgs {
     /// The good end: a published version (with --sched tokio, tokio-current or smol) or a commit (a
-    /// SHA, tag or branch of the repository around the current directory).
+    /// SHA, tag or branch of the repository around the current directory; with --path, of that
+    /// checkout).
     #[arg(long, value_name = "VERSION|REF")]
     pub good: String,
     /// The bad end, of the same kind, after the good one.
@@ -258,10 +260,22 @@ pub struct BisectArgs {
     /// is decisive; still undecided at this cap, the point is skipped (2..=1000).
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = max_runs_value)]
     pub max_runs: usize,
+    /// Bisect commits of this checkout of the reference runtime's repository (with --sched tokio,
+    /// tokio-current or smol; its crate: tokio, or async-executor for smol, at the root or one
+    /// directory down): each commit is exported with `git archive` under target/ and built against
+    /// this wsbench through [patch.crates-io]. The checkout is only read; its uncommitted changes
+    /// are in no point (a warning says so: commit them to bisect them).
+    #[arg(long, value_name = "DIR")]
+    pub path: Option<PathBuf>,
     /// List the points between the ends, the first midpoint and the estimate; build and run
     /// nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Measure every step again and replace its cached result (builds stay cached). Without it, a
+    /// step already measured with the same ends, cell, metric, settings and wsbench source is
+    /// taken from target/wsbench-bisect/results/ and marked `(cached)`.
+    #[arg(long)]
+    pub remeasure: bool,
     /// Also write the steps and the result as JSON to this path.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,

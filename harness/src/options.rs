@@ -147,6 +147,7 @@ pub fn bisect(a: &BisectArgs) -> Result<bisect::Options> {
         good: a.good.clone(),
         bad: a.bad.clone(),
         sched: a.sched.clone(),
+        path: a.path.clone(),
         cell,
         metric,
         max_runs: a.max_runs,
@@ -154,6 +155,7 @@ pub fn bisect(a: &BisectArgs) -> Result<bisect::Options> {
         per_run: config.warmup + config.duration,
         floors: compare::floors_of(&a.threshold, &a.tail_threshold, a.alpha)?,
         dry_run: a.dry_run,
+        remeasure: a.remeasure,
         json: a.json.clone(),
     })
 }

@@ -9,7 +9,14 @@
 //! throughput drops to about a third on any machine. One commit has no cached binary and
 //! a malformed Cargo.toml, so cargo really fails to build it and it is skipped.
 //! The full form, 8 real commits of this workspace with a spin planted in
-//! a policy's hot path, is `scripts/bisect-planted.sh` (nightly).
+//! a policy's hot path, is `scripts/bisect-planted.sh` (nightly). A second
+//! bisect over the same range takes every step from the results cache and
+//! starts no binary of any point.
+//!
+//! `--path` (commits of a runtime checkout) on a tiny repository shaped
+//! like tokio's (a workspace with `tokio/Cargo.toml`): every malformed
+//! checkout or range is a named error, and a dry run lists its commits;
+//! nothing is compiled (a real build of tokio is minutes).
 
 mod common;
 
@@ -46,6 +53,22 @@ fn repo(dir: &Path, n: usize) -> Vec<String> {
             git(dir, &["rev-parse", "HEAD"])
         })
         .collect()
+}
+
+/// The named errors of a malformed range of the commits `shas` (4, HEAD
+/// on the last) of repository `dir`, `run(good, bad)` bisecting it; the
+/// last check adds a branch `side` from the second commit.
+fn rejects_malformed_ranges(dir: &Path, shas: &[String], run: &dyn Fn(&str, &str) -> Run) {
+    rejected(&run("nosuchref", &shas[3]), &["--good `nosuchref` is not a commit of"]);
+    rejected(&run(&shas[0], "nosuchref"), &["--bad `nosuchref` is not a commit of"]);
+    rejected(&run(&shas[2], &shas[2]), &["are the same commit"]);
+    rejected(&run("HEAD", &shas[2]), &["--good `HEAD` comes after --bad"]);
+    rejected(&run(&shas[1], &shas[2]), &["no commit lies between", &shas[2]]);
+    git(dir, &["checkout", "-q", "-b", "side", &shas[1]]);
+    std::fs::write(dir.join("side.txt"), "x").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "side"]);
+    rejected(&run("side", &shas[3]), &["--good `side` is not an ancestor of --bad"]);
 }
 
 const CELL: [&str; 6] = ["--sched", "steal-half", "--workers", "2", "--workload", "yield-many"];
@@ -99,16 +122,7 @@ fn a_cell_of_several_cells_is_a_named_error() {
 fn a_malformed_range_of_commits_is_a_named_error() {
     let dir = scratch("bisect-range");
     let shas = repo(&dir, 4);
-    rejected(&bisect(&dir, "nosuchref", &shas[3], &[]), &["--good `nosuchref` is not a commit of"]);
-    rejected(&bisect(&dir, &shas[0], "nosuchref", &[]), &["--bad `nosuchref` is not a commit of"]);
-    rejected(&bisect(&dir, &shas[2], &shas[2], &[]), &["are the same commit"]);
-    rejected(&bisect(&dir, "HEAD", &shas[2], &[]), &["--good `HEAD` comes after --bad"]);
-    rejected(&bisect(&dir, &shas[1], &shas[2], &[]), &["no commit lies between", &shas[2]]);
-    git(&dir, &["checkout", "-q", "-b", "side", &shas[1]]);
-    std::fs::write(dir.join("side.txt"), "x").unwrap();
-    git(&dir, &["add", "-A"]);
-    git(&dir, &["commit", "-q", "-m", "side"]);
-    rejected(&bisect(&dir, "side", &shas[3], &[]), &["--good `side` is not an ancestor of --bad"]);
+    rejects_malformed_ranges(&dir, &shas, &|good, bad| bisect(&dir, good, bad, &[]));
     // Versions with the other end a commit.
     let mut args = vec!["bisect", "--good", "1.49.0", "--bad", "main", "--sched", "tokio", "--workload", "yield-many"];
     args.extend(["--workers", "2"]);
@@ -139,17 +153,23 @@ fn a_dry_run_lists_the_points_and_the_estimate() {
         "8 of 8 points not built yet",
         "dry run: nothing built or run",
     ]);
+    lists_points(&run, &shas, "c", 3);
+    assert!(!dir.join("target").exists(), "a dry run builds nothing");
+}
+
+/// A dry run's list: every commit of `shas` (subjects `{subject}0`, ...)
+/// by number, the ends and the first midpoint marked.
+fn lists_points(run: &Run, shas: &[String], subject: &str, midpoint: usize) {
     for (i, sha) in shas.iter().enumerate() {
         let role = match i {
             0 => " (good)",
-            3 => " (first midpoint)",
-            7 => " (bad)",
+            _ if i == midpoint => " (first midpoint)",
+            _ if i + 1 == shas.len() => " (bad)",
             _ => "",
         };
-        let line = format!("{i:>4}  {} c{i}{role}\n", &sha[..10]);
+        let line = format!("{i:>4}  {} {subject}{i}{role}\n", &sha[..10]);
         assert!(run.stdout.contains(&line), "lacks `{line}`:\n{}", run.stdout);
     }
-    assert!(!dir.join("target").exists(), "a dry run builds nothing");
 }
 
 /// The spec filter of the bad commits' runs: three times the yields per
@@ -161,10 +181,17 @@ fn script(path: &Path, text: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// Every start of a cached build (the wrappers log each, with its first
+/// argument: `run` for an A/B batch, the child protocol for a base run).
+fn starts(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("starts.log")).map_or(0, |t| t.lines().count())
+}
+
 /// Caches a wrapper of the real binary as commit `sha`'s build. A bad
 /// one starts its own runs through a filter (`WSBENCH_CHILD_EXE`, the
 /// harness's child hook) that hands them three times the work; the runs
-/// of the good end (the base side) are never filtered.
+/// of the good end (the base side) are never filtered. Each start is
+/// logged in `starts.log`.
 fn cache_build(dir: &Path, sha: &str, bad: bool) {
     let bins = dir.join("target/wsbench-bisect/bin");
     std::fs::create_dir_all(&bins).unwrap();
@@ -172,10 +199,11 @@ fn cache_build(dir: &Path, sha: &str, bad: bool) {
     let filter = dir.join("slower-child.sh");
     script(&filter, &format!("unset WSBENCH_CHILD_EXE\nsed '{TRIPLE_YIELDS}' | {real} \"$@\""));
     let path: PathBuf = bins.join(sha);
+    let log = format!("echo \"{sha} $1\" >> {}", dir.join("starts.log").display());
     if bad {
-        script(&path, &format!("export WSBENCH_CHILD_EXE={}\nexec {real} \"$@\"", filter.display()));
+        script(&path, &format!("{log}\nexport WSBENCH_CHILD_EXE={}\nexec {real} \"$@\"", filter.display()));
     } else {
-        script(&path, &format!("unset WSBENCH_CHILD_EXE\nexec {real} \"$@\""));
+        script(&path, &format!("{log}\nunset WSBENCH_CHILD_EXE\nexec {real} \"$@\""));
     }
 }
 
@@ -197,18 +225,41 @@ fn the_planted_commit_is_found_and_the_commit_that_does_not_build_is_skipped() {
     extra.extend(["--max-runs", "10", "--json", json.to_str().unwrap()]);
     let run = bisect(&dir, &shas[0], &shas[7], &extra);
     run.ok().stdout_has(&[&format!("first bad: {} c4", &shas[4][..10]), "does not build"]);
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let steps: Vec<(String, String)> = doc["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| (s["point"].as_str().unwrap().to_string(), s["call"].as_str().unwrap().to_string()))
-        .collect();
-    let step = |i: usize, call: &str| (shas[i][..10].to_string(), call.to_string());
-    assert_eq!(steps, [step(7, "reproduced"), step(3, "good"), step(5, "skipped"), step(4, "bad")]);
+    let read = || -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap() };
+    let doc = read();
+    let steps = |doc: &serde_json::Value| -> Vec<(String, String, bool)> {
+        let steps = doc["steps"].as_array().unwrap().iter();
+        steps
+            .map(|s| (s["point"].as_str().unwrap().into(), s["call"].as_str().unwrap().into(), s["cached"] == true))
+            .collect()
+    };
+    let step = |i: usize, call: &str, cached: bool| (shas[i][..10].to_string(), call.to_string(), cached);
+    assert_eq!(
+        steps(&doc),
+        [step(7, "reproduced", false), step(3, "good", false), step(5, "skipped", false), step(4, "bad", false)]
+    );
     assert_eq!(doc["result"], "found");
     assert_eq!(doc["first_bad"], shas[4][..10]);
     assert!(dir.join("target/wsbench-bisect/bin").join(format!("{}.failed", shas[5])).is_file());
+    assert!(run.stdout.matches(" (cached)").count() == 0 && starts(&dir) > 0, "{}", run.stdout);
+
+    // Again: every judged step from the results cache, no point's binary
+    // started (neither a batch nor a base run), no new runs directory.
+    let started = starts(&dir);
+    std::fs::remove_file(&json).unwrap();
+    let again = bisect(&dir, &shas[0], &shas[7], &extra);
+    again.ok().stdout_has(&[
+        &format!("first bad: {} c4", &shas[4][..10]),
+        "the ends' and 2 of 6 points' results cached",
+        "runs: none new (every result was cached",
+    ]);
+    assert_eq!(again.stdout.matches(" (cached)\n").count(), 3, "the ends, c3, c4:\n{}", again.stdout);
+    assert_eq!(starts(&dir), started, "a cached step starts nothing");
+    assert_eq!(
+        steps(&read()),
+        [step(7, "reproduced", true), step(3, "good", true), step(5, "skipped", false), step(4, "bad", true)]
+    );
+    assert_eq!(std::fs::read_dir(dir.join("target/wsbench-bisect/runs")).unwrap().count(), 1);
 }
 
 #[test]
@@ -222,4 +273,97 @@ fn a_range_without_a_regression_is_not_reproduced() {
     extra.extend(["--max-runs", "5", "--alpha", "0.01"]);
     let run = bisect(&dir, &shas[0], &shas[3], &extra);
     run.code(1).stdout_has(&["not reproduced: the gate finds no significant change of throughput_per_s", "at 5 pairs"]);
+    // Cached: the same verdict, nothing started; --remeasure runs it again.
+    let started = starts(&dir);
+    let again = bisect(&dir, &shas[0], &shas[3], &extra);
+    again.code(1).stdout_has(&["not reproduced", "at 5 pairs"]);
+    assert_eq!((again.stdout.matches(" (cached)\n").count(), starts(&dir)), (1, started), "{}", again.stdout);
+    extra.push("--remeasure");
+    let fresh = bisect(&dir, &shas[0], &shas[3], &extra);
+    fresh.code(1).stdout_has(&["at 5 pairs"]);
+    assert_eq!(fresh.stdout.matches(" (cached)").count(), 0, "{}", fresh.stdout);
+    assert!(starts(&dir) > started, "--remeasure starts the points' binaries");
+}
+
+// ---- --path: commits of a runtime checkout ----
+
+/// A repository shaped like tokio's: a workspace whose member `tokio/`
+/// is package `krate` (`tokio`, or another name for "not that crate"),
+/// with `n` commits changing its source; their full shas in order.
+fn checkout(dir: &Path, krate: &str, n: usize) -> Vec<String> {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q", "-b", "master"]);
+    std::fs::create_dir_all(dir.join("tokio/src")).unwrap();
+    std::fs::write(dir.join("Cargo.toml"), "[workspace]\nmembers = [\"tokio\"]\n").unwrap();
+    let manifest = format!("[package]\nname = \"{krate}\"\nversion = \"1.0.0\"\nedition = \"2021\"\n");
+    std::fs::write(dir.join("tokio/Cargo.toml"), manifest).unwrap();
+    (0..n)
+        .map(|i| {
+            std::fs::write(dir.join("tokio/src/lib.rs"), format!("pub const COMMIT: u32 = {i};\n")).unwrap();
+            git(dir, &["add", "-A"]);
+            git(dir, &["commit", "-q", "-m", &format!("t{i}")]);
+            git(dir, &["rev-parse", "HEAD"])
+        })
+        .collect()
+}
+
+/// `wsbench bisect --path PATH` from `dir`, with its builds' cache (and
+/// so its runs and results) under `dir/refs`.
+fn bisect_path(dir: &Path, path: &Path, good: &str, bad: &str, extra: &[&str]) -> Run {
+    let mut args = vec!["bisect", "--path", path.to_str().unwrap(), "--good", good, "--bad", bad];
+    args.extend(["--sched", "tokio", "--workers", "2", "--workload", "yield-many"]);
+    args.extend(extra);
+    let refs = dir.join("refs");
+    let parent = dir.parent().unwrap().display().to_string();
+    wsbench_env(dir, &args, &[("WSBENCH_REFS_DIR", refs.to_str().unwrap()), ("GIT_CEILING_DIRECTORIES", &parent)])
+}
+
+#[test]
+fn a_checkout_that_is_no_repository_or_not_the_crate_is_a_named_error() {
+    let dir = scratch("bisect-path-kinds");
+    let plain = dir.join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    rejected(&bisect_path(&dir, &plain, "a", "b", &[]), &["--path `", "plain` is not a git repository"]);
+    rejected(&bisect_path(&dir, &dir.join("nowhere"), "a", "b", &[]), &["nowhere` is not a directory"]);
+    let other = dir.join("other");
+    let shas = checkout(&other, "not-tokio", 3);
+    rejected(
+        &bisect_path(&dir, &other, &shas[0], &shas[2], &[]),
+        &["other` is not a checkout of tokio (the crate of --sched tokio)", "packages there: not-tokio"],
+    );
+    let mut args = vec!["bisect", "--path", other.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[2]];
+    args.extend(CELL);
+    rejected(&wsbench_in(&dir, &args), &["--sched `steal-half` is not one", "--sched tokio|tokio-current|smol"]);
+    assert!(!dir.join("refs").exists(), "nothing built");
+}
+
+#[test]
+fn a_malformed_range_of_a_checkout_is_a_named_error() {
+    let dir = scratch("bisect-path-range");
+    let tokio = dir.join("tokio-checkout");
+    let shas = checkout(&tokio, "tokio", 4);
+    rejects_malformed_ranges(&tokio, &shas, &|good, bad| bisect_path(&dir, &tokio, good, bad, &[]));
+    assert!(!dir.join("refs").exists(), "nothing built");
+}
+
+#[test]
+fn a_dry_run_over_a_checkout_lists_its_commits_and_warns_of_uncommitted_changes() {
+    let dir = scratch("bisect-path-dry");
+    let tokio = dir.join("tokio-checkout");
+    let shas = checkout(&tokio, "tokio", 6);
+    std::fs::write(tokio.join("tokio/src/lib.rs"), "pub const COMMIT: u32 = 99;\n").unwrap();
+    let run = bisect_path(&dir, &tokio.join("tokio"), &shas[0], "master", &["--dry-run"]);
+    run.ok()
+        .stdout_has(&[
+            "bisect commits of tokio in `",
+            "4 between",
+            "6 of 6 points not built yet",
+            "no results cached",
+            "dry run: nothing built or run",
+        ])
+        .stderr_has(&["has uncommitted changes (1 files); they are in no point of this bisect"]);
+    lists_points(&run, &shas, "t", 2);
+    assert!(!dir.join("refs").exists() && !tokio.join("target").exists(), "a dry run builds nothing");
+    let lib = std::fs::read_to_string(tokio.join("tokio/src/lib.rs")).unwrap();
+    assert_eq!(lib, "pub const COMMIT: u32 = 99;\n", "the checkout is left as it was");
 }

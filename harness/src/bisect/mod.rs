@@ -2,7 +2,8 @@
 //!
 //! Steps:
 //! 1. the range ([`points`]): published versions of a reference runtime,
-//!    or commits of the repository around the current directory; every
+//!    commits of the repository around the current directory, or commits
+//!    of a reference runtime's checkout (`--path`, [`checkout`]); every
 //!    malformed range is a named error (exit 2);
 //! 2. the estimate (steps x (build + runs)) is printed; `--dry-run` stops
 //!    here, listing the points;
@@ -15,7 +16,14 @@
 //! 5. the result: "first bad: X" with its change and what moved with it
 //!    (exit 0), or "undecidable" with the points it may be (exit 1); a
 //!    table of the steps, and `--json` for machines.
+//!
+//! Every judged A/B, the ends' included, is kept in the results cache
+//! ([`cache`]): a second bisect over the same range, cell and settings
+//! takes each step from it ("cached") and neither builds nor runs it.
 
+pub mod cache;
+pub mod checkout;
+pub mod git;
 pub mod points;
 pub mod search;
 pub mod step;
@@ -32,6 +40,7 @@ use crate::exit::EXIT_FAILURE;
 use crate::output::export::{check_output, marks, write_output, Kind};
 use crate::output::table::Table;
 use crate::stats::median;
+use cache::Results;
 use points::{Point, Range};
 use search::{Mark, Search, State};
 use step::{Bench, Call, Judged, Side};
@@ -45,6 +54,8 @@ pub struct Options {
     pub bad: String,
     /// The one scheduler.
     pub sched: String,
+    /// `--path`: a checkout of the reference's repository.
+    pub path: Option<PathBuf>,
     /// The cell as `run` options, passed to every point's `run`.
     pub cell: Vec<String>,
     /// The CSV column judged.
@@ -59,6 +70,8 @@ pub struct Options {
     pub floors: Floors,
     /// List and estimate only.
     pub dry_run: bool,
+    /// Measure every step again, replacing its cached result.
+    pub remeasure: bool,
     /// The JSON report.
     pub json: Option<PathBuf>,
 }
@@ -78,12 +91,15 @@ pub struct Step {
     pub why: String,
     /// The A/B's figures; `None` when it did not build or run.
     pub judged: Option<Judged>,
+    /// Whether the figures came from the results cache (nothing built or
+    /// run for this step).
+    pub cached: bool,
 }
 
 /// The whole bisect, as `--json` writes it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    /// `versions` or `commits`.
+    /// `versions`, `commits` or `checkout`.
     pub kind: &'static str,
     /// The cell, as `run` options.
     pub cell: Vec<String>,
@@ -103,8 +119,69 @@ pub struct Report {
     pub first_bad: Option<String>,
     /// Undecidable: the points the first bad one may be.
     pub candidates: Vec<String>,
-    /// Where the runs' CSVs are.
+    /// Where this bisect's runs' CSVs are; blank when every result was
+    /// cached.
     pub runs_dir: String,
+}
+
+impl Report {
+    /// The report before any step.
+    fn new(opts: &Options, range: &Range, points: &[Point]) -> Report {
+        Report {
+            kind: range.name(),
+            cell: opts.cell.clone(),
+            metric: opts.metric,
+            good: points[0].label.clone(),
+            bad: points[points.len() - 1].label.clone(),
+            points: points.iter().map(|p| p.label.clone()).collect(),
+            steps: Vec::new(),
+            result: "not reproduced",
+            first_bad: None,
+            candidates: Vec::new(),
+            runs_dir: String::new(),
+        }
+    }
+}
+
+/// Measures points against the good end, through the results cache.
+struct Measure<'a> {
+    range: &'a Range,
+    bench: Bench<'a>,
+    cache: Results,
+    good: &'a Point,
+    /// The good end's binary, built when first needed.
+    good_bin: Option<PathBuf>,
+}
+
+impl Measure<'_> {
+    /// The good end's binary; failing to build it ends the bisect.
+    fn good_bin(&mut self) -> Result<PathBuf> {
+        if let Some(bin) = &self.good_bin {
+            return Ok(bin.clone());
+        }
+        let bin = self.range.build(self.good).with_context(|| format!("the good end {}", self.good.label))?;
+        self.good_bin = Some(bin.clone());
+        Ok(bin)
+    }
+
+    /// Builds `point` and judges it against the good end (built as
+    /// `good_bin`), filing the result in the cache.
+    fn measure(&mut self, point: &Point, good_bin: &std::path::Path, ends: Option<&Judged>) -> Result<(Call, Judged)> {
+        let bin = self.range.build(point)?;
+        let good = Side { bin: good_bin, label: &self.good.label };
+        let (call, judged) = self.bench.judge(Side { bin: &bin, label: &point.label }, good, ends)?;
+        self.cache.put(point, ends, call, &judged, self.bench.dir());
+        Ok((call, judged))
+    }
+
+    /// Where this bisect's runs are; blank when none ran.
+    fn runs_dir(&self) -> String {
+        if self.bench.ran() {
+            self.bench.dir().display().to_string()
+        } else {
+            String::new()
+        }
+    }
 }
 
 /// `wsbench bisect`.
@@ -112,50 +189,46 @@ pub fn main(opts: &Options) -> Result<ExitCode> {
     if let Some(json) = &opts.json {
         check_output("--json", json, Kind::Json)?;
     }
-    let range = points::kind(&opts.sched, &opts.good, &opts.bad)?;
+    let range = points::kind(&opts.sched, &opts.good, &opts.bad, opts.path.as_deref())?;
     let points = range.points(&opts.good, &opts.bad)?;
-    let kind = if matches!(range, Range::Versions { .. }) { "versions" } else { "commits" };
     let between = points.len() - 2;
+    let (good, bad) = (&points[0], &points[between + 1]);
     crate::outln!(
-        "bisect {kind} {} (good) .. {} (bad): {between} between; {} on `{}`",
-        points[0].label,
-        points[between + 1].label,
+        "bisect {} {} (good) .. {} (bad): {between} between; {} on `{}`",
+        range.title(),
+        good.label,
+        bad.label,
         opts.metric,
         opts.cell.join(" ")
     );
-    crate::outln!("{}", estimate(opts, &range, &points));
+    let work = range.work_dir();
+    let source = crate::run::pinned::build::source_id();
+    let cache = Results::new(work.join("results"), opts, range.name(), (good, bad), source);
+    crate::outln!("{}", estimate(opts, &range, &points, &cache));
     if opts.dry_run {
         return dry_run(&points);
     }
-    let mut report = Report {
-        kind,
-        cell: opts.cell.clone(),
-        metric: opts.metric,
-        good: points[0].label.clone(),
-        bad: points[between + 1].label.clone(),
-        points: points.iter().map(|p| p.label.clone()).collect(),
-        steps: Vec::new(),
-        result: "not reproduced",
-        first_bad: None,
-        candidates: Vec::new(),
-        runs_dir: String::new(),
+    let mut report = Report::new(opts, &range, &points);
+    let runs = work.join("runs").join(format!("{:.0}", crate::run::ab::new_session()));
+    let mut m = Measure { range: &range, bench: Bench::new(opts, runs), cache, good, good_bin: None };
+    let (call, ends, cached) = match m.cache.get(bad, None) {
+        Some((call, judged)) => (call, judged, true),
+        None => {
+            let good_bin = m.good_bin()?;
+            let (call, judged) = m.measure(bad, &good_bin, None).with_context(|| format!("the bad end {}", bad.label))?;
+            (call, judged, false)
+        }
     };
-    let good_bin = range.build(&points[0]).with_context(|| format!("the good end {}", points[0].label))?;
-    let bad_bin = range.build(&points[between + 1]).with_context(|| format!("the bad end {}", report.bad))?;
-    let runs = range.work_dir().join("runs").join(format!("{:.0}", crate::run::ab::new_session()));
-    let mut bench = Bench::new(opts, runs)?;
-    report.runs_dir = bench.dir().display().to_string();
-    let good = Side { bin: &good_bin, label: &points[0].label };
-    let (call, ends) = bench.judge(Side { bin: &bad_bin, label: &report.bad }, good, None)?;
     let ends_call = if call == Call::Bad { "reproduced" } else { "not reproduced" };
-    crate::outln!("ends: {} against {}: {}", report.bad, report.good, figures(opts, &ends, ends_call));
+    crate::outln!("ends: {} against {}: {}{}", bad.label, good.label, figures(opts, &ends, ends_call), mark(cached));
     report.steps.push(Step {
         step: "ends".into(),
-        point: report.bad.clone(),
-        about: points[between + 1].about.clone(),
+        point: bad.label.clone(),
+        about: bad.about.clone(),
         call: ends_call.into(),
         why: String::new(),
         judged: Some(ends.clone()),
+        cached,
     });
     if call != Call::Bad {
         crate::outln!(
@@ -166,22 +239,25 @@ pub fn main(opts: &Options) -> Result<ExitCode> {
             ends.pairs,
             opts.floors.alpha
         );
+        report.runs_dir = m.runs_dir();
         return finish(opts, &report, EXIT_FAILURE);
     }
-    let state = walk(opts, &range, &points, &mut bench, good, &ends, &mut report)?;
+    let state = walk(opts, &points, &mut m, &ends, &mut report)?;
+    report.runs_dir = m.runs_dir();
     conclude(opts, &points, state, &mut report)
 }
 
+/// ` (cached)` after a progress line whose figures came from the cache.
+fn mark(cached: bool) -> &'static str {
+    if cached {
+        " (cached)"
+    } else {
+        ""
+    }
+}
+
 /// The search loop: one step per point until the state is final.
-fn walk(
-    opts: &Options,
-    range: &Range,
-    points: &[Point],
-    bench: &mut Bench,
-    good: Side,
-    ends: &Judged,
-    report: &mut Report,
-) -> Result<State> {
+fn walk(opts: &Options, points: &[Point], m: &mut Measure<'_>, ends: &Judged, report: &mut Report) -> Result<State> {
     let mut search = Search::new(points.len() - 2);
     loop {
         let i = match search.state() {
@@ -190,50 +266,45 @@ fn walk(
         };
         let point = &points[i];
         let number = report.steps.len();
-        let measured =
-            range.build(point).and_then(|bin| bench.judge(Side { bin: &bin, label: &point.label }, good, Some(ends)));
-        let (mark, step) = match measured {
+        let (measured, cached) = match m.cache.get(point, Some(ends)) {
+            Some(hit) => (Ok(hit), true),
+            None => {
+                let good_bin = m.good_bin()?;
+                (m.measure(point, &good_bin, Some(ends)), false)
+            }
+        };
+        let mut step = Step {
+            step: number.to_string(),
+            point: point.label.clone(),
+            about: point.about.clone(),
+            call: "skipped".into(),
+            why: String::new(),
+            judged: None,
+            cached,
+        };
+        let mark_as = match measured {
             Ok((call, judged)) => {
-                let (mark, text) = match call {
+                let (mark_as, text) = match call {
                     Call::Bad => (Mark::Bad, "bad"),
                     Call::Good => (Mark::Good, "good"),
                     Call::Undecided => (Mark::Skip, "skipped"),
                 };
-                let why = if call == Call::Undecided {
-                    format!("undecided at {} pairs", judged.pairs)
-                } else {
-                    String::new()
-                };
-                crate::outln!("step {number}: {} {}: {}", point.label, point.about, figures(opts, &judged, text));
-                (
-                    mark,
-                    Step {
-                        step: number.to_string(),
-                        point: point.label.clone(),
-                        about: point.about.clone(),
-                        call: text.into(),
-                        why,
-                        judged: Some(judged),
-                    },
-                )
+                if call == Call::Undecided {
+                    step.why = format!("undecided at {} pairs", judged.pairs);
+                }
+                let line = figures(opts, &judged, text);
+                crate::outln!("step {number}: {} {}: {line}{}", point.label, point.about, mark(cached));
+                step.call = text.into();
+                step.judged = Some(judged);
+                mark_as
             }
             Err(e) => {
-                let why = crate::exit::render(&e);
-                crate::outln!("step {number}: {} {}: skipped: {why}", point.label, point.about);
-                (
-                    Mark::Skip,
-                    Step {
-                        step: number.to_string(),
-                        point: point.label.clone(),
-                        about: point.about.clone(),
-                        call: "skipped".into(),
-                        why,
-                        judged: None,
-                    },
-                )
+                step.why = crate::exit::render(&e);
+                crate::outln!("step {number}: {} {}: skipped: {}", point.label, point.about, step.why);
+                Mark::Skip
             }
         };
-        search.mark(i, mark);
+        search.mark(i, mark_as);
         report.steps.push(step);
     }
 }
@@ -299,7 +370,11 @@ fn finish(opts: &Options, report: &Report, code: u8) -> Result<ExitCode> {
         right: vec![false, false, false, true, true, true, false],
     };
     crate::outln!("\n{}", table.render_text());
-    crate::outln!("runs: {}", report.runs_dir);
+    if report.runs_dir.is_empty() {
+        crate::outln!("runs: none new (every result was cached; --remeasure measures again)");
+    } else {
+        crate::outln!("runs: {}", report.runs_dir);
+    }
     if let Some(path) = &opts.json {
         let bytes = marks::json(report).context("cannot encode the bisect")?;
         write_output(path, &bytes).context("the bisect is on stdout, but --json could not be written")?;
@@ -308,7 +383,7 @@ fn finish(opts: &Options, report: &Report, code: u8) -> Result<ExitCode> {
 }
 
 /// The estimate: steps x (build + runs), with what is known of each.
-fn estimate(opts: &Options, range: &Range, points: &[Point]) -> String {
+fn estimate(opts: &Options, range: &Range, points: &[Point], cache: &Results) -> String {
     let steps = Search::most_steps(points.len() - 2) + 1;
     let unbuilt = points.iter().filter(|p| !range.is_built(p)).count();
     let batches = step::schedule(opts.max_runs);
@@ -319,9 +394,18 @@ fn estimate(opts: &Options, range: &Range, points: &[Point]) -> String {
     } else {
         format!("{:.0} s per build (median of {} recorded)", median(&recorded), recorded.len())
     };
+    let between = &points[1..points.len() - 1];
+    let cached = match cache.get(&points[points.len() - 1], None) {
+        Some((_, ends)) => format!(
+            "the ends' and {} of {} points' results cached",
+            between.iter().filter(|p| cache.get(p, Some(&ends)).is_some()).count(),
+            between.len()
+        ),
+        None => "no results cached".to_string(),
+    };
     format!(
         "estimate: {steps} A/B steps at most (the ends + {}) x (build + {:.0}..{:.0} s of runs: {}..{} pairs of {} ms \
-         each side, plus a process start per run); {unbuilt} of {} points not built yet, {build}",
+         each side, plus a process start per run); {unbuilt} of {} points not built yet, {build}; {cached}",
         steps - 1,
         runs_s(batches[0]),
         runs_s(opts.max_runs),

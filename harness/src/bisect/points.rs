@@ -15,6 +15,11 @@
 //!   commit under `target/wsbench-bisect/bin/SHA` (a commit that does not
 //!   build leaves `SHA.failed` with its first compiler error, so it is not
 //!   rebuilt either). A second bisect over the same commits builds nothing.
+//! - **Commits of a runtime checkout** (`--path ../tokio`): the same
+//!   first-parent commits, of that repository ([`super::checkout`]); each
+//!   is built by the version rows' builder against a `git archive` export
+//!   of the commit, cached under `target/wsbench-refs/` by (crate, commit,
+//!   wsbench source).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,7 +27,9 @@ use std::time::Instant;
 
 use anyhow::{bail, ensure, Context, Result};
 
-use crate::run::pinned::build::{ensure_built, first_compiler_error, is_cached, refs_root};
+use super::checkout::{self, Checkout};
+use super::git::{git, resolve};
+use crate::run::pinned::build::{self, ensure_built, ensure_built_from, first_compiler_error, is_cached, refs_root, Origin};
 use crate::run::pinned::{is_exact_version, Pinned, PINNABLE};
 
 /// The registry's sparse index.
@@ -56,10 +63,16 @@ pub enum Range {
         /// The repository's top directory.
         repo: PathBuf,
     },
+    /// Commits of a reference runtime's checkout (`--path`).
+    Checkout(Checkout),
 }
 
-/// Which kind of range `--good`/`--bad` name for `--sched sched`.
-pub fn kind(sched: &str, good: &str, bad: &str) -> Result<Range> {
+/// Which kind of range `--good`/`--bad` name for `--sched sched` (and
+/// `--path`, when given).
+pub fn kind(sched: &str, good: &str, bad: &str, path: Option<&Path>) -> Result<Range> {
+    if let Some(path) = path {
+        return Ok(Range::Checkout(checkout::open(path, sched, bad)?));
+    }
     let pinnable = PINNABLE.iter().find(|p| p.sched == sched);
     match pinnable {
         Some(p) if is_exact_version(good) || is_exact_version(bad) => {
@@ -78,18 +91,38 @@ pub fn kind(sched: &str, good: &str, bad: &str) -> Result<Range> {
 }
 
 impl Range {
+    /// `versions`, `commits` or `checkout` (the JSON report's kind).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Range::Versions { .. } => "versions",
+            Range::Commits { .. } => "commits",
+            Range::Checkout(_) => "checkout",
+        }
+    }
+
+    /// What the points are, for the headline.
+    pub fn title(&self) -> String {
+        match self {
+            Range::Versions { krate, .. } => format!("versions of {krate}"),
+            Range::Commits { .. } => "commits".to_string(),
+            Range::Checkout(c) => format!("commits of {} in `{}`", c.krate, c.repo.display()),
+        }
+    }
+
     /// Every point, the good end first and the bad end last.
     pub fn points(&self, good: &str, bad: &str) -> Result<Vec<Point>> {
         match self {
             Range::Versions { krate, .. } => versions(krate, good, bad),
             Range::Commits { repo } => commits(repo, good, bad),
+            Range::Checkout(c) => commits(&c.repo, good, bad),
         }
     }
 
-    /// Where the bisect keeps its runs (and, for commits, its builds).
+    /// Where the bisect keeps its runs and results (and, for commits of
+    /// this repository, its builds).
     pub fn work_dir(&self) -> PathBuf {
         match self {
-            Range::Versions { .. } => refs_root().with_file_name("wsbench-bisect"),
+            Range::Versions { .. } | Range::Checkout(_) => refs_root().with_file_name("wsbench-bisect"),
             Range::Commits { repo } => repo.join("target").join("wsbench-bisect"),
         }
     }
@@ -98,6 +131,7 @@ impl Range {
     pub fn is_built(&self, point: &Point) -> bool {
         match self {
             Range::Versions { sched, krate } => is_cached(&pinned(*sched, *krate, point)).unwrap_or(false),
+            Range::Checkout(c) => is_cached(&c.pinned(&point.id)).unwrap_or(false),
             Range::Commits { .. } => {
                 let bin = self.work_dir().join("bin").join(&point.id);
                 bin.is_file() || bin.with_extension("failed").is_file()
@@ -111,12 +145,16 @@ impl Range {
         match self {
             Range::Versions { sched, krate } => Ok(ensure_built(&pinned(*sched, *krate, point), false)?.bin),
             Range::Commits { repo } => build_commit(repo, &self.work_dir(), point),
+            Range::Checkout(c) => {
+                let origin = Origin::Checkout { repo: c.repo.clone(), member: c.member.clone() };
+                Ok(ensure_built_from(&c.pinned(&point.id), &origin, false)?.bin)
+            }
         }
     }
 
-    /// Seconds the builds recorded so far took (commits only).
+    /// Seconds the builds of this kind recorded so far took.
     pub fn recorded_build_s(&self) -> Vec<f64> {
-        let Range::Commits { .. } = self else { return Vec::new() };
+        let Range::Commits { .. } = self else { return build::recorded_build_s() };
         let Ok(entries) = std::fs::read_dir(self.work_dir().join("bin")) else { return Vec::new() };
         let secs = entries.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "secs"));
         secs.filter_map(|e| std::fs::read_to_string(e.path()).ok()?.trim().parse().ok()).collect()
@@ -230,12 +268,6 @@ pub fn between_versions(krate: &str, all: &[(String, bool)], good: &str, bad: &s
 
 // ---- commits ----
 
-fn git(dir: &Path, args: &[&str]) -> Result<(bool, String, String)> {
-    let out = Command::new("git").arg("-C").arg(dir).args(args).output().context("cannot start git; is it on PATH?")?;
-    let text = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
-    Ok((out.status.success(), text(&out.stdout), text(&out.stderr)))
-}
-
 /// The top directory of the git repository around `dir`.
 fn repo_around(dir: &Path) -> Result<PathBuf> {
     let here = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
@@ -248,16 +280,6 @@ fn repo_around(dir: &Path) -> Result<PathBuf> {
         PINNABLE.iter().map(|p| p.sched).collect::<Vec<_>>().join("|")
     );
     Ok(PathBuf::from(top))
-}
-
-fn resolve(repo: &Path, flag: &str, reference: &str) -> Result<String> {
-    let (ok, sha, _) = git(repo, &["rev-parse", "--verify", "--quiet", &format!("{reference}^{{commit}}")])?;
-    ensure!(
-        ok && !sha.is_empty(),
-        "{flag} `{reference}` is not a commit of `{}`; allowed: a SHA, tag or branch that `git rev-parse` knows",
-        repo.display()
-    );
-    Ok(sha)
 }
 
 fn is_ancestor(repo: &Path, a: &str, b: &str) -> Result<bool> {

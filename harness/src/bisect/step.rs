@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Options;
 use crate::compare::{self, mechanism, Verdict};
@@ -40,7 +40,7 @@ pub struct Side<'a> {
 }
 
 /// The figures of one judged A/B.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Judged {
     /// Pairs with both runs ok.
     pub pairs: usize,
@@ -62,7 +62,8 @@ pub struct Judged {
 }
 
 /// What a step decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Call {
     /// Ends: the gate found the change; points between: like the bad end.
     Bad,
@@ -92,15 +93,19 @@ pub struct Bench<'a> {
 }
 
 impl<'a> Bench<'a> {
-    /// Writes the runs' CSVs under `dir` (created).
-    pub fn new(opts: &'a Options, dir: PathBuf) -> Result<Bench<'a>> {
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
-        Ok(Bench { opts, dir, batches: 0 })
+    /// Writes the runs' CSVs under `dir` (created with the first batch).
+    pub fn new(opts: &'a Options, dir: PathBuf) -> Bench<'a> {
+        Bench { opts, dir, batches: 0 }
     }
 
     /// The directory of the runs' CSVs.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Whether any batch ran.
+    pub fn ran(&self) -> bool {
+        self.batches > 0
     }
 
     /// Judges `point` against `good`, escalating until decisive; `ends`
@@ -129,6 +134,9 @@ impl<'a> Bench<'a> {
 
     /// One `run --base-bin` invocation of `pairs` pairs.
     fn batch(&mut self, point: Side, good: Side, pairs: usize, seed: u64) -> Result<(ResultsFile, ResultsFile)> {
+        if self.batches == 0 {
+            std::fs::create_dir_all(&self.dir).with_context(|| format!("cannot create `{}`", self.dir.display()))?;
+        }
         self.batches += 1;
         let base_csv = self.dir.join(format!("ab{}-base-{}.csv", self.batches, good.label));
         let current_csv = self.dir.join(format!("ab{}-{}.csv", self.batches, point.label));

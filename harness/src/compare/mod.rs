@@ -61,7 +61,7 @@ fn unusable(err: anyhow::Error) -> anyhow::Error {
 }
 
 /// The verdict on one metric of one cell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// Significantly worse by more than the floor.

@@ -16,7 +16,14 @@
 //!    `target/wsbench-refs/target` (shared by every versioned build, so
 //!    only what depends on the pinned crate is rebuilt), `WSBENCH_LOCKFILE`
 //!    naming the scratch lockfile so the binary records its own versions;
-//! 5. the binary is copied into the cache (write, then rename).
+//! 5. the binary is copied into the cache (write, then rename), with the
+//!    seconds the build took (`KEY.secs`, for bisect's estimate).
+//!
+//! A commit of a local checkout (`bisect --path`) takes the same steps,
+//! with step 3 patching the crate from an export of the commit instead
+//! ([`super::checkout`]). A build that fails with a compiler error leaves
+//! `KEY.failed` (the error) beside the cache, and the same key is not built
+//! again: delete the file to retry.
 //!
 //! Each failure is named: a version that was never published, one the
 //! rest of the dependency graph cannot take, one the workloads do not
@@ -24,13 +31,12 @@
 //! nothing cached. Cargo's full output is kept in `KEY.log` beside the
 //! scratch crate.
 
-use std::ffi::OsString;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
+use super::cargo::{cargo, first_line, is_network_failure, run_logged};
 use super::{oldest_supported, Built, Pinned};
 
 /// Whether versioned binaries are built with `--cfg tokio_unstable`.
@@ -64,7 +70,7 @@ const SOURCE_CRATES: [&str; 3] = ["harness", "workloads", "schedulers"];
 /// compiled from (each crate's `src/`, `build.rs` and `Cargo.toml`, the
 /// workspace's `Cargo.toml` and `Cargo.lock`), so a commit and the same
 /// tree uncommitted share a build, and any edit makes a new one.
-fn source_id() -> Result<String> {
+pub fn source_id() -> Result<String> {
     let root = workspace_dir();
     let mut files = vec![root.join("Cargo.toml"), root.join("Cargo.lock")];
     for krate in SOURCE_CRATES {
@@ -101,19 +107,49 @@ fn cache_key(p: &Pinned, source: &str) -> String {
     raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect()
 }
 
-/// Whether `p` has a cached binary for this wsbench source.
+/// Whether `p` has a cached binary for this wsbench source, or a
+/// recorded compiler error (then it is not built again either).
 pub fn is_cached(p: &Pinned) -> Result<bool> {
-    Ok(refs_root().join("bin").join(cache_key(p, &source_id()?)).is_file())
+    let bin = refs_root().join("bin").join(cache_key(p, &source_id()?));
+    Ok(bin.is_file() || bin.with_extension("failed").is_file())
+}
+
+/// Where the pinned crate's source comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// The registry: the pin's version is a published one.
+    Registry,
+    /// A commit of a local git checkout: the pin's version is the commit's
+    /// full sha, the crate the package in directory `member` of `repo`
+    /// (`""`: its root). See [`super::checkout`].
+    Checkout {
+        /// The checkout's top directory (only read: `git archive`).
+        repo: PathBuf,
+        /// The crate's directory in it.
+        member: String,
+    },
 }
 
 /// The cached binary of `p`, built first when there is none.
 pub fn ensure_built(p: &Pinned, quiet: bool) -> Result<Built> {
+    ensure_built_from(p, &Origin::Registry, quiet)
+}
+
+/// The cached binary of `p` from `origin`, built first when there is
+/// none. A compiler error is recorded beside the cache (`KEY.failed`) and
+/// given again without building; the seconds a build took are recorded
+/// too (`KEY.secs`, for bisect's estimate).
+pub fn ensure_built_from(p: &Pinned, origin: &Origin, quiet: bool) -> Result<Built> {
     let root = refs_root();
     let key = cache_key(p, &source_id()?);
     let (bin, lock) = (root.join("bin").join(&key), root.join("bin").join(format!("{key}.lock")));
     if bin.is_file() && lock.is_file() {
         let text = std::fs::read_to_string(&lock).with_context(|| format!("cannot read `{}`", lock.display()))?;
         return Ok(Built { bin, lock: text });
+    }
+    let failed = bin.with_extension("failed");
+    if let Ok(why) = std::fs::read_to_string(&failed) {
+        bail!("{why}\n(recorded: delete `{}` to build it again)", failed.display());
     }
     let scratch = root.join("src").join(&key);
     let log = root.join("src").join(format!("{key}.log"));
@@ -125,8 +161,37 @@ pub fn ensure_built(p: &Pinned, quiet: bool) -> Result<Built> {
             log.display()
         );
     }
+    let started = std::time::Instant::now();
     write_scratch(&scratch, &key)?;
-    let offline = pin_version(p, &scratch, &root, &log, &bin)?;
+    let export = root.join("checkouts").join(&key);
+    let offline = match origin {
+        Origin::Registry => pin_version(p, &scratch, &root, &log, &bin)?,
+        Origin::Checkout { repo, member } => super::checkout::patch(p, (repo, member), &export, &scratch, &root, &log)?,
+    };
+    report_moved(p, &scratch, quiet);
+    std::fs::create_dir_all(root.join("bin")).with_context(|| format!("cannot create `{}`", root.display()))?;
+    compile(p, &scratch, &root, &log, offline, &failed)?;
+    let built = root.join("target").join("release").join(bin_name(&key));
+    let tmp = root.join("bin").join(format!("{key}.tmp"));
+    std::fs::copy(&built, &tmp).with_context(|| format!("cannot copy `{}` into the cache", built.display()))?;
+    let lock_text = std::fs::read_to_string(scratch.join("Cargo.lock")).context("cannot read the pinned lockfile")?;
+    std::fs::write(&lock, &lock_text).with_context(|| format!("cannot write `{}`", lock.display()))?;
+    std::fs::rename(&tmp, &bin).with_context(|| format!("cannot move the build to `{}`", bin.display()))?;
+    let secs = format!("{:.1}\n", started.elapsed().as_secs_f64());
+    std::fs::write(bin.with_extension("secs"), secs).context("cannot record the build time")?;
+    super::checkout::remove_export(&export);
+    Ok(Built { bin, lock: lock_text })
+}
+
+/// Seconds every build recorded so far took (`KEY.secs`).
+pub fn recorded_build_s() -> Vec<f64> {
+    let Ok(entries) = std::fs::read_dir(refs_root().join("bin")) else { return Vec::new() };
+    let secs = entries.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "secs"));
+    secs.filter_map(|e| std::fs::read_to_string(e.path()).ok()?.trim().parse().ok()).collect()
+}
+
+/// Names the packages the pin moved from wsbench's lockfile.
+fn report_moved(p: &Pinned, scratch: &Path, quiet: bool) {
     let workspace_lock = std::fs::read_to_string(workspace_dir().join("Cargo.lock")).unwrap_or_default();
     let pinned_lock = std::fs::read_to_string(scratch.join("Cargo.lock")).unwrap_or_default();
     let moved = crate::run::lockfile::moved(&workspace_lock, &pinned_lock);
@@ -138,15 +203,6 @@ pub fn ensure_built(p: &Pinned, quiet: bool) -> Result<Built> {
             moved.join(", ")
         );
     }
-    compile(p, &scratch, &root, &log, offline)?;
-    let built = root.join("target").join("release").join(bin_name(&key));
-    std::fs::create_dir_all(root.join("bin")).with_context(|| format!("cannot create `{}`", root.display()))?;
-    let tmp = root.join("bin").join(format!("{key}.tmp"));
-    std::fs::copy(&built, &tmp).with_context(|| format!("cannot copy `{}` into the cache", built.display()))?;
-    let lock_text = std::fs::read_to_string(scratch.join("Cargo.lock")).context("cannot read the pinned lockfile")?;
-    std::fs::write(&lock, &lock_text).with_context(|| format!("cannot write `{}`", lock.display()))?;
-    std::fs::rename(&tmp, &bin).with_context(|| format!("cannot move the build to `{}`", bin.display()))?;
-    Ok(Built { bin, lock: lock_text })
 }
 
 fn bin_name(key: &str) -> String {
@@ -186,27 +242,6 @@ fn write_scratch(scratch: &Path, key: &str) -> Result<()> {
     std::fs::copy(&workspace_lock, scratch.join("Cargo.lock"))
         .with_context(|| format!("cannot copy `{}`", workspace_lock.display()))?;
     Ok(())
-}
-
-fn cargo(scratch: &Path, root: &Path) -> Command {
-    let program = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
-    let mut cmd = Command::new(program);
-    cmd.current_dir(scratch)
-        .env("CARGO_TARGET_DIR", root.join("target"))
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("CARGO_BUILD_RUSTFLAGS");
-    cmd
-}
-
-/// Runs `cmd`, appending its output to `log`; returns (success, stderr).
-fn run_logged(mut cmd: Command, log: &Path) -> Result<(bool, String)> {
-    let out = cmd.output().with_context(|| format!("cannot start cargo ({cmd:?}); is it on PATH?"))?;
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let text = format!("$ {cmd:?}\n{}{stderr}\n", String::from_utf8_lossy(&out.stdout));
-    let mut old = std::fs::read_to_string(log).unwrap_or_default();
-    old.push_str(&text);
-    std::fs::write(log, old).with_context(|| format!("cannot write `{}`", log.display()))?;
-    Ok((out.status.success(), stderr))
 }
 
 /// At most this many packages that depend on the pinned crate are moved
@@ -296,8 +331,9 @@ fn move_dependents(p: &Pinned, scratch: &Path, root: &Path, log: &Path, first: &
     Err(version_error(p, &err, log))
 }
 
-/// Step 4.
-fn compile(p: &Pinned, scratch: &Path, root: &Path, log: &Path, offline: bool) -> Result<()> {
+/// Step 4. A compiler error is recorded in `failed` (a build killed or out
+/// of disk has none, and is tried again next time).
+fn compile(p: &Pinned, scratch: &Path, root: &Path, log: &Path, offline: bool, failed: &Path) -> Result<()> {
     let mut cmd = cargo(scratch, root);
     cmd.args(["build", "--release", "--locked"]).env("WSBENCH_LOCKFILE", scratch.join("Cargo.lock"));
     if TOKIO_UNSTABLE {
@@ -319,16 +355,23 @@ fn compile(p: &Pinned, scratch: &Path, root: &Path, log: &Path, offline: bool) -
             log.display()
         );
     }
-    bail!(
-        "{}: the workloads do not compile against {} {} (the oldest supported is {}, see `wsbench list`); the first \
-         compiler error:\n{}\n(cargo's log: {})",
+    let why = format!(
+        "{}: the workloads do not compile against {} {}{}; the first compiler error:\n{}\n(cargo's log: {})",
         p.row_name(),
         p.krate,
         p.version,
-        oldest_supported(p.krate),
+        if super::is_exact_version(&p.version) {
+            format!(" (the oldest supported is {}, see `wsbench list`)", oldest_supported(p.krate))
+        } else {
+            String::new()
+        },
         first_compiler_error(&stderr),
         log.display()
-    )
+    );
+    if has_compiler_error(&stderr) {
+        std::fs::write(failed, &why).with_context(|| format!("cannot write `{}`", failed.display()))?;
+    }
+    bail!("{why}")
 }
 
 /// Why `cargo update --precise` refused a version it could query.
@@ -361,28 +404,6 @@ fn version_error(p: &Pinned, stderr: &str, log: &Path) -> anyhow::Error {
     }
 }
 
-/// Whether cargo's stderr says the registry could not be reached.
-pub fn is_network_failure(stderr: &str) -> bool {
-    let text = stderr.to_ascii_lowercase();
-    [
-        "failed to query replaced source registry",
-        "couldn't connect",
-        "could not connect",
-        "failed to connect",
-        "couldn't resolve host",
-        "could not resolve host",
-        "connection refused",
-        "network failure",
-        "spurious network error",
-        "failed to download",
-        "timed out",
-        "unable to update registry",
-        "failed to get successful http response",
-    ]
-    .iter()
-    .any(|needle| text.contains(needle))
-}
-
 /// Whether cargo's stderr says the version was never published (`cargo
 /// update --precise` of a version the index does not hold), rather than
 /// that another requirement excludes it ("failed to select a version for
@@ -392,21 +413,22 @@ pub fn is_unpublished(stderr: &str) -> bool {
     text.contains("no matching package named") && !text.contains("candidate versions found")
 }
 
-/// The first line starting with `prefix` (trimmed), else the first
-/// non-empty line.
-fn first_line(text: &str, prefix: &str) -> String {
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines.clone().next().unwrap_or("(no output)");
-    lines.find(|l| l.starts_with(prefix)).unwrap_or(first).to_string()
+/// Whether `line` starts a compiler error (`error[E...]` or `error:`,
+/// not cargo's closing `error: could not compile`).
+fn is_compiler_error(line: &str) -> bool {
+    line.starts_with("error[") || (line.starts_with("error:") && !line.starts_with("error: could not compile"))
+}
+
+/// Whether cargo's stderr holds a compiler error.
+pub fn has_compiler_error(stderr: &str) -> bool {
+    stderr.lines().any(is_compiler_error)
 }
 
 /// The first compiler error: its `error[...]`/`error:` line and the lines
 /// after it up to the next blank line, at most [`ERROR_LINES`].
 pub fn first_compiler_error(stderr: &str) -> String {
     let lines: Vec<&str> = stderr.lines().collect();
-    let is_error =
-        |l: &str| l.starts_with("error[") || (l.starts_with("error:") && !l.starts_with("error: could not compile"));
-    let Some(start) = lines.iter().position(|l| is_error(l)) else { return first_line(stderr, "error") };
+    let Some(start) = lines.iter().position(|l| is_compiler_error(l)) else { return first_line(stderr, "error") };
     let block: Vec<&str> =
         lines[start..].iter().take_while(|l| !l.trim().is_empty()).take(ERROR_LINES).copied().collect();
     block.join("\n")

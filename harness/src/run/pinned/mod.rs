@@ -20,6 +20,8 @@
 //! for versioned ones).
 
 pub mod build;
+pub mod cargo;
+pub mod checkout;
 
 use std::path::PathBuf;
 
