@@ -366,4 +366,10 @@ fn a_dry_run_over_a_checkout_lists_its_commits_and_warns_of_uncommitted_changes(
     assert!(!dir.join("refs").exists() && !tokio.join("target").exists(), "a dry run builds nothing");
     let lib = std::fs::read_to_string(tokio.join("tokio/src/lib.rs")).unwrap();
     assert_eq!(lib, "pub const COMMIT: u32 = 99;\n", "the checkout is left as it was");
+    // A bare repository (a mirror) has no working tree to warn about.
+    git(&dir, &["clone", "-q", "--bare", tokio.to_str().unwrap(), "bare.git"]);
+    let bare = bisect_path(&dir, &dir.join("bare.git"), &shas[0], "master", &["--dry-run"]);
+    bare.ok().stdout_has(&["4 between", "6 of 6 points not built yet"]);
+    assert!(!bare.stderr.contains("uncommitted"), "{}", bare.stderr);
+    lists_points(&bare, &shas, "t", 2);
 }

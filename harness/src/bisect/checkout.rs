@@ -4,7 +4,8 @@
 //!
 //! Checked before anything is built, each a named error: `--sched` is a
 //! reference that takes a version (tokio, tokio-current, smol), the path
-//! is a git repository, `--bad` is one of its commits, and at that commit
+//! is in a git repository (a bare one, such as a mirror, too), `--bad` is
+//! one of its commits, and at that commit
 //! the repository holds the crate: its root `Cargo.toml`, or one a
 //! directory down (a workspace like tokio's: `tokio/Cargo.toml`), names
 //! package `tokio` (`async-executor` for smol). The points are the
@@ -63,13 +64,15 @@ pub fn open(path: &Path, sched: &str, bad: &str) -> Result<Checkout> {
         pin.krate
     );
     let (ok, top, err) = git(path, &["rev-parse", "--show-toplevel"])?;
+    let bare = !ok && git(path, &["rev-parse", "--is-bare-repository"])?.1 == "true";
     ensure!(
-        ok && !top.is_empty(),
+        (ok && !top.is_empty()) || bare,
         "--path `{}` is not a git repository (git: {err}); allowed: a git checkout of {}'s repository",
         path.display(),
         pin.krate
     );
-    let repo = PathBuf::from(top);
+    let repo =
+        if bare { std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()) } else { PathBuf::from(top) };
     let sha = resolve(&repo, "--bad", bad)?;
     let member = member(&repo, &sha, pin.krate).map_err(|found| {
         anyhow::anyhow!(
@@ -83,7 +86,7 @@ pub fn open(path: &Path, sched: &str, bad: &str) -> Result<Checkout> {
         )
     })?;
     let (_, changed, _) = git(&repo, &["status", "--porcelain", "--untracked-files=no"])?;
-    if !changed.is_empty() {
+    if !bare && !changed.is_empty() {
         eprintln!(
             "warning: `{}` has uncommitted changes ({} files); they are in no point of this bisect: every point is \
              a commit, exported with git archive (commit them to bisect them)",

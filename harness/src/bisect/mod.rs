@@ -215,7 +215,8 @@ pub fn main(opts: &Options) -> Result<ExitCode> {
         Some((call, judged)) => (call, judged, true),
         None => {
             let good_bin = m.good_bin()?;
-            let (call, judged) = m.measure(bad, &good_bin, None).with_context(|| format!("the bad end {}", bad.label))?;
+            let (call, judged) =
+                m.measure(bad, &good_bin, None).with_context(|| format!("the bad end {}", bad.label))?;
             (call, judged, false)
         }
     };

@@ -29,7 +29,9 @@ use anyhow::{bail, ensure, Context, Result};
 
 use super::checkout::{self, Checkout};
 use super::git::{git, resolve};
-use crate::run::pinned::build::{self, ensure_built, ensure_built_from, first_compiler_error, is_cached, refs_root, Origin};
+use crate::run::pinned::build::{
+    self, ensure_built, ensure_built_from, first_compiler_error, is_cached, refs_root, Origin,
+};
 use crate::run::pinned::{is_exact_version, Pinned, PINNABLE};
 
 /// The registry's sparse index.

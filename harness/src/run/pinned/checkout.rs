@@ -175,7 +175,8 @@ mod tests {
         let tokio = "[package]\nname = \"tokio\"\n# comment\nversion = \"1.54.1\" # when released\nedition = \"2021\"\n\n[dependencies]\nname = \"not this\"\n";
         assert_eq!(package_field(tokio, "name").as_deref(), Some("tokio"));
         assert_eq!(package_field(tokio, "version").as_deref(), Some("1.54.1"));
-        let workspace = "[workspace]\nmembers = [\"tokio\", \"tokio-util\"]\n\n[package]\nname= \"x\"\nversion.workspace = true\n";
+        let workspace =
+            "[workspace]\nmembers = [\"tokio\", \"tokio-util\"]\n\n[package]\nname= \"x\"\nversion.workspace = true\n";
         assert_eq!(package_field(workspace, "name").as_deref(), Some("x"));
         assert_eq!(package_field(workspace, "version"), None);
         assert_eq!(package_field("[workspace]\nmembers = [\"tokio\"]\n", "name"), None);
