@@ -2,7 +2,8 @@
 //! the binary (not whichever rustc is on PATH when it runs), and the
 //! versions of the reference runtimes it was built with, read from the
 //! lockfile of the build (`WSBENCH_LOCKFILE` when a versioned reference
-//! row builds its own binary, else the workspace's `Cargo.lock`).
+//! row builds its own binary, else the workspace's `Cargo.lock`), and warns
+//! when tokio's unstable metrics are off.
 #![forbid(unsafe_code)]
 
 use std::path::PathBuf;
@@ -42,5 +43,13 @@ fn main() {
     let text = std::fs::read_to_string(&lock).unwrap_or_default();
     for (package, var) in RECORDED {
         println!("cargo:rustc-env={var}={}", lockfile::version_of(&text, package).unwrap_or_default());
+    }
+    // The workspace's `.cargo/config.toml` sets `--cfg tokio_unstable`; an
+    // environment RUSTFLAGS replaces it (cargo does not merge the two).
+    if std::env::var_os("CARGO_CFG_TOKIO_UNSTABLE").is_none() {
+        println!(
+            "cargo:warning=built without `--cfg tokio_unstable` (an environment RUSTFLAGS replaces \
+             .cargo/config.toml's): the tokio rows leave polls, steals, tasks_stolen and overflows blank"
+        );
     }
 }

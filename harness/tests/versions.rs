@@ -95,12 +95,24 @@ fn every_row_records_its_runtime_version() {
         col(&header, row, "runtime_version").to_string()
     };
     assert_eq!(version("steal-half"), "", "ours: its version is the commit");
-    // The plain tokio row is this binary's tokio, with the cfg it was built with.
-    let tokio = version("tokio");
-    let expected = format!("tokio={}", locked_version("tokio"));
-    assert!(tokio == expected || tokio == format!("{expected};cfg=tokio_unstable"), "{tokio}");
+    // The plain tokio row is this binary's tokio, with the cfg it was built
+    // with (the test and the binary are built with the same flags).
+    let cfg = if cfg!(tokio_unstable) { ";cfg=tokio_unstable" } else { "" };
+    assert_eq!(version("tokio"), format!("tokio={}{cfg}", locked_version("tokio")));
     let smol = format!("async-executor={};async-io={}", locked_version("async-executor"), locked_version("async-io"));
     assert_eq!(version("smol"), smol);
+}
+
+/// The workspace builds tokio with its unstable metrics, so the plain
+/// `tokio` rows carry the counters the `tokio@VERSION` builds do: cargo
+/// reads `.cargo/config.toml` in every command run in the workspace.
+#[test]
+fn the_workspace_builds_tokio_with_its_unstable_metrics() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../.cargo/config.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let build = text.split("\n[").find(|t| t.starts_with("build]")).expect("a [build] table");
+    let flags = build.lines().find(|l| l.trim_start().starts_with("rustflags")).expect("build.rustflags");
+    assert!(flags.contains(r#""--cfg", "tokio_unstable""#), "{flags}");
 }
 
 /// Writes a cargo home whose crates.io is replaced by a registry nobody

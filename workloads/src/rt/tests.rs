@@ -168,8 +168,9 @@ per_runtime!(timers_and_yield);
 per_runtime!(tcp_echo);
 per_runtime!(listen_backlog);
 
-/// tokio's stable metrics; built with `--cfg tokio_unstable` (CI builds
-/// that too) it also reports polls, steals, stolen tasks and overflows.
+/// tokio's stable metrics; built with `--cfg tokio_unstable` (the
+/// workspace's `.cargo/config.toml`) it also reports polls, steals, stolen
+/// tasks and overflows. CI also builds without it (an empty RUSTFLAGS).
 const TOKIO_COUNTERS: &[&str] = if cfg!(tokio_unstable) {
     &["polls", "steals", "tasks_stolen", "overflows", "parks", "unparks", "busy_ns"]
 } else {

@@ -11,7 +11,8 @@
 //!
 //! - `tokio@V` and `tokio-current@V` pin tokio to V; the binary is built
 //!   with `--cfg tokio_unstable`, so its rows carry tokio's unstable
-//!   counters (`polls`, `steals`, `tasks_stolen`, `overflows`) too.
+//!   counters (`polls`, `steals`, `tasks_stolen`, `overflows`) too, as the
+//!   plain `tokio` rows do (the workspace's `.cargo/config.toml`).
 //! - `smol@V` pins async-executor to V (the smol row's executor); async-io
 //!   (its reactor and timers) is what cargo resolves beside it.
 //!
