@@ -298,4 +298,8 @@ pub mod extra {
     pub const SPIN_ITERS_PER_NS: &str = "spin_iters_per_ns";
     /// How far the spin rate moved during the run (`+0.12` = 12 % faster).
     pub const SPIN_DRIFT: &str = "spin_drift";
+    /// Steady modes the run's iterations fell into (message-passing
+    /// workloads, told apart by cross-worker hand-offs); above 1, the
+    /// run's whole-run means would mix them and are left blank.
+    pub const MODES: &str = "modes";
 }

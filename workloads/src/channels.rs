@@ -45,9 +45,12 @@
 //! exact count, not an estimate (a worker is a thread on every runtime
 //! here). Reported per message, and as a share of hand-offs per iteration
 //! (min and max over the run's iterations, each iteration being fresh
-//! tasks that may settle in either mode); a run whose iterations differ by
-//! more than [`MODE_NOTE_SPREAD`] gets a note, so that two modes are never
-//! silently averaged into one number.
+//! tasks that may settle in either mode). The iterations are split into
+//! modes by that share ([`crate::modes`]): a run with more than one
+//! reports each mode's iterations, time per message and share apart
+//! (`modes`, `modeN_*`), no whole-run `ns_per_message`, and a note; the
+//! harness leaves its whole-run throughput, latency and per-op CPU blank,
+//! so two modes are never averaged into one number.
 //!
 //! ## Reported
 //! `ops` is messages received (ping-pong: pings and pongs; pipeline:
@@ -57,7 +60,9 @@
 //! its hand-off latency (send call to receive); pipeline, its time round
 //! the ring (injection to return). Extras: `ns_per_message` (ping-pong:
 //! measured time × pairs / messages, one hand-off in one pair; pipeline:
-//! measured time / messages), `messages_sent`, `messages_received`
+//! measured time / messages; blank when the run has several modes),
+//! `modes` and, with several, `modeN_iterations`, `modeN_ns_per_message`
+//! and `modeN_cross_worker_share`, `messages_sent`, `messages_received`
 //! (ping-pong: equal, and 2 × pairs × rounds per iteration), `hops`
 //! (pipeline: stages × messages), `cross_worker_per_message`,
 //! `cross_worker_share_min` and `_max` (cross-worker hand-offs / hand-offs,
@@ -71,12 +76,10 @@ use hdrhistogram::Histogram;
 use crate::api::{RunOptions, RunOutput};
 use crate::closed::{measure, thread_tag, Phase, Window};
 use crate::cpu_time::CpuMeter;
+use crate::modes::Modes;
 use crate::recorders::{nanos, new_histogram};
 use crate::rt::{Rt, Spawner};
 
-/// Iterations whose cross-worker shares differ by more than this (out of
-/// 1) fell into different modes: the run gets a note.
-pub(crate) const MODE_NOTE_SPREAD: f64 = 0.5;
 /// Largest `pairs`: each pair keeps a latency histogram (about 230 KB).
 pub(crate) const MAX_PAIRS: u64 = 256;
 /// Largest `stages`.
@@ -203,23 +206,20 @@ struct Totals {
     count: Count,
     hist: Histogram<u64>,
     busy: Duration,
-    share_min: f64,
-    share_max: f64,
+    modes: Modes,
 }
 
 impl Totals {
     fn new() -> Totals {
-        Totals { count: Count::default(), hist: new_histogram(), busy: Duration::ZERO, share_min: 1.0, share_max: 0.0 }
+        Totals { count: Count::default(), hist: new_histogram(), busy: Duration::ZERO, modes: Modes::new() }
     }
 
-    /// Adds one iteration: its counts (summed over its tasks), time and
-    /// cross-worker share.
-    fn add(&mut self, c: Count, took: Duration) {
+    /// Adds one iteration: its counts (summed over its tasks), its time,
+    /// and the messages its time per message divides by.
+    fn add(&mut self, c: Count, took: Duration, messages: u64) {
         self.count.add(c);
         self.busy += took;
-        let share = c.cross as f64 / c.received.max(1) as f64;
-        self.share_min = self.share_min.min(share);
-        self.share_max = self.share_max.max(share);
+        self.modes.add(took, messages, c.cross, c.received);
     }
 
     /// The run's output: `ops` = messages, one latency each (`hist`);
@@ -232,25 +232,24 @@ impl Totals {
         mut extras: Vec<(String, f64)>,
     ) -> RunOutput {
         let c = self.count;
+        let modes = self.modes.split();
+        if modes.len() <= 1 {
+            // One mode: the whole run's time per message is that mode's.
+            extras.push(("ns_per_message".to_string(), per_message_ns));
+        }
+        let (share_min, share_max) = self.modes.share_range().unwrap_or((0.0, 0.0));
         extras.extend([
-            ("ns_per_message".to_string(), per_message_ns),
             ("messages_sent".to_string(), c.sent as f64),
             ("messages_received".to_string(), c.received as f64),
             ("cross_worker_hops".to_string(), c.cross as f64),
             ("cross_worker_per_message".to_string(), cross_per_message),
-            ("cross_worker_share_min".to_string(), self.share_min),
-            ("cross_worker_share_max".to_string(), self.share_max),
+            ("cross_worker_share_min".to_string(), share_min),
+            ("cross_worker_share_max".to_string(), share_max),
             ("iterations".to_string(), w.iterations as f64),
         ]);
+        extras.extend(crate::modes::extras(&modes));
         let mut out = RunOutput::closed_loop(self.hist.len(), w.elapsed, self.hist);
-        if self.share_max - self.share_min > MODE_NOTE_SPREAD {
-            out.notes.push(format!(
-                "iterations fell into different modes: cross-worker hand-offs were {:.0}% to {:.0}% of all; \
-                 the mean mixes them (compare runs by cross_worker_per_message)",
-                100.0 * self.share_min,
-                100.0 * self.share_max
-            ));
-        }
+        out.notes.extend(crate::modes::note(&modes));
         RunOutput { counters: w.counters, extras, cpu: w.cpu, ..out }
     }
 }
@@ -296,7 +295,8 @@ pub(crate) fn run_ping_pong<R: Rt>(
         let (c, mut back) = ping_pong_iteration(rt, cfg, std::mem::take(&mut hists));
         let took = t.elapsed();
         if phase == Phase::Measured {
-            totals.add(c, took);
+            // One hand-off in one pair is the unit of ns_per_message.
+            totals.add(c, took, c.received / cfg.pairs);
             for h in &back {
                 totals.hist.add(h).expect("histograms share bounds");
             }
@@ -392,7 +392,7 @@ pub(crate) fn run_pipeline<R: Rt>(
         let (c, carried, mut back) = pipeline_iteration(rt, cfg, hist.take().expect("returned by every iteration"));
         let took = t.elapsed();
         if phase == Phase::Measured {
-            totals.add(c, took);
+            totals.add(c, took, cfg.messages);
             totals.hist.add(&back).expect("histograms share bounds");
             carried_total += carried;
             messages += cfg.messages;

@@ -46,6 +46,7 @@ pub mod ideal;
 pub mod instruments;
 mod loadgen;
 mod micro;
+mod modes;
 mod openloop;
 mod params;
 mod plan;

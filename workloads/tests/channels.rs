@@ -1,8 +1,9 @@
 //! `channel-ping-pong` and `pipeline` on every runtime row at 1, 2 and 128
 //! workers: every message sent is received, the counts are whole
 //! iterations of the sizes asked for, the cross-worker hand-offs counted by
-//! the receivers equal those the messages carried, and at 1 worker no
-//! hand-off crosses threads; bad sizes are refused.
+//! the receivers equal those the messages carried, at 1 worker no
+//! hand-off crosses threads (one mode), a run of several modes reports
+//! each apart and no whole-run time per message; bad sizes are refused.
 
 #[macro_use]
 mod common;
@@ -33,7 +34,32 @@ fn check_cross(at: &str, out: &RunOutput, hand_offs: u64, workers: usize) {
     if workers == 1 {
         // Every task runs on the one runtime thread: nothing crosses.
         assert_eq!(cross, 0.0, "{at}: one thread, yet {cross} hand-offs crossed");
+        assert_eq!(extra(out, "modes"), 1.0, "{at}: one thread is one mode");
     }
+    check_modes(at, out);
+}
+
+/// One mode: the run's ns_per_message. Several: each mode's iterations
+/// (adding up to the run's), time per message and share, and no
+/// whole-run ns_per_message.
+fn check_modes(at: &str, out: &RunOutput) {
+    let modes = extra(out, "modes") as usize;
+    let has = |name: &str| out.extras.iter().any(|(n, _)| n == name);
+    assert!(modes >= 1, "{at}: {modes} modes");
+    assert_eq!(has("ns_per_message"), modes == 1, "{at}: ns_per_message with {modes} modes");
+    if modes == 1 {
+        assert!(extra(out, "ns_per_message") > 0.0, "{at}");
+        assert!(!has("mode1_iterations"), "{at}");
+        return;
+    }
+    let iterations: f64 = (1..=modes).map(|n| extra(out, &format!("mode{n}_iterations"))).sum();
+    assert_eq!(iterations, extra(out, "iterations"), "{at}: every iteration in one mode");
+    for n in 1..=modes {
+        assert!(extra(out, &format!("mode{n}_ns_per_message")) > 0.0, "{at}");
+        let share = extra(out, &format!("mode{n}_cross_worker_share"));
+        assert!((0.0..=1.0).contains(&share), "{at}: mode {n} share {share}");
+    }
+    assert!(out.notes.iter().any(|n| n.contains("modes")), "{at}: {:?}", out.notes);
 }
 
 fn check_ping_pong(sched: &str, workers: usize, pairs: u64, rounds: u64, out: &RunOutput) {
@@ -49,7 +75,6 @@ fn check_ping_pong(sched: &str, workers: usize, pairs: u64, rounds: u64, out: &R
     let cross = extra(out, "cross_worker_hops");
     assert_eq!(extra(out, "cross_worker_per_message"), cross / messages as f64, "{at}");
     check_cross(&at, out, messages, workers);
-    assert!(extra(out, "ns_per_message") > 0.0, "{at}");
     for (name, value) in [("pairs", pairs), ("rounds", rounds)] {
         assert!(out.params.contains(&(name.into(), value.to_string())), "{at}: {:?}", out.params);
     }

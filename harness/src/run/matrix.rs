@@ -86,7 +86,7 @@ pub fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan,
         notes.push("load generator fell behind its schedule".to_string());
     }
     notes.extend(insufficient_samples_note(&out.latency_ns));
-    RunRecord {
+    let record = RunRecord {
         key: key.clone(),
         run,
         status: Status::Ok,
@@ -115,7 +115,28 @@ pub fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan,
         limits: LimitColumns::default(),
         sched_delay_p50_us: out.sched_delay_ns.as_ref().and_then(|h| quantile_us(h, P50)),
         sched_delay_p99_us: p99_us(out.sched_delay_ns.as_ref()),
+    };
+    without_mixed_means(record)
+}
+
+/// A run whose iterations fell into several steady modes (`modes` above 1:
+/// the message-passing workloads tell them apart by cross-worker
+/// hand-offs) reports each mode apart in its extras; its whole-run means —
+/// throughput, latency, per-op CPU, utilisation, wake-ups per op — would
+/// average the modes into one number, so they are blank in its row, and
+/// every statistic, `compare` and `bisect` go without them. Its totals
+/// (ops, CPU time, switches, counters) stay.
+fn without_mixed_means(mut record: RunRecord) -> RunRecord {
+    let modes = record.extras.iter().find(|(n, _)| n == extra::MODES).map_or(1.0, |(_, v)| *v);
+    if modes > 1.0 {
+        record.throughput_per_s = None;
+        record.latency = None;
+        record.p99_ci_us = None;
+        record.cpu.cpu_us_per_op = None;
+        record.cpu.cpu_util = None;
+        record.cpu.wakeups_per_op = None;
     }
+    record
 }
 
 /// The median quantile.
@@ -514,5 +535,60 @@ mod tests {
         }
         assert_eq!(groups.len(), 4, "2 workloads x 2 worker counts");
         assert_eq!(groups, [4, 4, 4, 4]);
+    }
+
+    /// A run of 4000 messages in 2 s with 300 ms of CPU and 1000 unparks,
+    /// whose extras say `modes` = `modes`.
+    fn run_with_modes(modes: f64) -> RunRecord {
+        let mut latency_ns = hdrhistogram::Histogram::new(3).unwrap();
+        latency_ns.record(1000).unwrap();
+        let cpu = wsbench_workloads::api::CpuUsage {
+            cpu_ns: 300_000_000,
+            window: Duration::from_secs(2),
+            ctx_switches_voluntary: 40,
+            ctx_switches_involuntary: 2,
+            throttle: None,
+        };
+        let out = RunOutput {
+            ops: 4000,
+            failed: None,
+            sent: None,
+            elapsed: Duration::from_secs(2),
+            offered_per_s: None,
+            latency_ns,
+            uncorrected_ns: None,
+            queue_wait_ns: None,
+            service_ns: None,
+            counters: vec![("unparks", Some(1000))],
+            schedule_slipped: false,
+            notes: Vec::new(),
+            params: Vec::new(),
+            extras: vec![(extra::MODES.to_string(), modes), ("mode1_iterations".to_string(), 3.0)],
+            cpu: Some(cpu),
+            sched_delay_ns: None,
+        };
+        let cores = CorePlan {
+            worker_cores: Vec::new(),
+            loadgen_cores: Vec::new(),
+            oversubscribed: false,
+            loadgen_shares_cores: false,
+        };
+        record_from(&CellKey::plain("tokio", 2, "pipeline"), 0, &out, &cores, false)
+    }
+
+    #[test]
+    fn a_run_of_several_modes_leaves_its_whole_run_means_blank() {
+        let one = run_with_modes(1.0);
+        assert_eq!(one.throughput_per_s, Some(2000.0));
+        assert!(one.latency.is_some());
+        assert_eq!(one.cpu.cpu_us_per_op, Some(75.0));
+        assert_eq!(one.cpu.wakeups_per_op, Some(0.25));
+        let two = run_with_modes(2.0);
+        assert_eq!(two.throughput_per_s, None);
+        assert!(two.latency.is_none() && two.p99_ci_us.is_none());
+        assert_eq!((two.cpu.cpu_us_per_op, two.cpu.cpu_util, two.cpu.wakeups_per_op), (None, None, None));
+        // Totals and the per-mode figures stay.
+        assert_eq!((two.ops, two.cpu.cpu_ms, two.cpu.ctx_switches_voluntary), (Some(4000), Some(300.0), Some(40)));
+        assert!(two.extras.contains(&("mode1_iterations".to_string(), 3.0)));
     }
 }
