@@ -256,7 +256,10 @@ pub fn listing() -> String {
             s
         }
     };
-    out.push_str(&format!("  built in: tokio, tokio-current {}; smol {}\n", own("tokio"), own("smol")));
+    // One line per runtime: with `;cfg=tokio_unstable` both on one line
+    // passed `list`'s 100 columns.
+    out.push_str(&format!("  built in: tokio, tokio-current {}\n", own("tokio")));
+    out.push_str(&format!("            smol {}\n", own("smol")));
     out.push_str("  published versions: `cargo info tokio` / `cargo info async-executor`, or crates.io\n");
     out
 }
