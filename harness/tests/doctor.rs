@@ -31,7 +31,10 @@ const MEASURED: [(&str, &[&str]); 7] = [
     ("timer", &["late_p50_us", "late_p99_us", "late_max_us"]),
     ("loopback-floor", &["echo_p50_us", "echo_p99_us"]),
     ("loadgen-bias", &["reference_p50_us", "reference_p99_us", "load_p50_us", "load_p99_us", "bias_p50_us"]),
-    ("loadgen-ceiling", &["offered_per_s_per_client_thread", "offered_per_s_per_generator_thread"]),
+    (
+        "loadgen-ceiling",
+        &["offered_per_s_per_client_thread", "offered_per_s_per_generator_thread", "offered_per_s_generator_alone"],
+    ),
 ];
 
 #[test]

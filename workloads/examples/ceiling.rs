@@ -4,9 +4,17 @@
 //! none is left unsent. The p99 lag is printed too: on a machine shared with
 //! other processes it is set by the OS scheduler, not by the generator.
 //!
-//! `cargo run -p wsbench-workloads --release --example ceiling -- [SCHED] [WORKERS] [LOADGEN_THREADS] [DURATION_MS]`
-//! (defaults: tokio 2 1 1000). Rates double from 10k/s until the schedule
-//! slips, then the last good and first bad rates are bisected three times.
+//! `cargo run -p wsbench-workloads --release --example ceiling -- [SCHED] [WORKERS] [LOADGEN_THREADS] [DURATION_MS] [HANDOFF]`
+//! (defaults: tokio 2 1 1000 spawn). Rates double from 10k/s until the
+//! schedule slips, then the last good and first bad rates are bisected
+//! three times.
+//!
+//! HANDOFF `spawn` (rpc-fanout `fanout=0`): every request is a remote
+//! spawn, so the figure is the generator and the runtime's spawn path
+//! together. `channel` (`skewed mode=one-worker service-us=0`): every
+//! request is a channel send to one dispatcher task, the generator's own
+//! cost (the worker then falls behind, but the schedule is the
+//! generator's).
 
 use std::time::Duration;
 
@@ -17,16 +25,24 @@ const BISECT_STEPS: u32 = 3;
 /// Median send lag above which the generator is behind on average.
 const MEDIAN_LAG_LIMIT_US: f64 = 1_000.0;
 
-fn kept_schedule(rt: &RuntimeSpec, threads: &str, rate: f64, opts: &RunOptions) -> bool {
-    let w = WorkloadSpec {
-        name: "rpc-fanout".into(),
-        params: vec![
-            ("fanout".into(), "0".into()),
-            ("arrival".into(), "uniform".into()),
-            ("loadgen-threads".into(), threads.into()),
-        ],
-        rate_per_s: Some(rate),
-    };
+/// The workload and its own parameters of a hand-off.
+fn handoff(name: &str) -> (&'static str, Vec<(&'static str, &'static str)>) {
+    match name {
+        "spawn" => ("rpc-fanout", vec![("fanout", "0")]),
+        "channel" => ("skewed", vec![("mode", "one-worker"), ("service-us", "0")]),
+        other => {
+            eprintln!("HANDOFF {other:?}: expected spawn or channel");
+            std::process::exit(2)
+        }
+    }
+}
+
+fn kept_schedule(rt: &RuntimeSpec, handoff: &str, threads: &str, rate: f64, opts: &RunOptions) -> bool {
+    let (workload, own) = self::handoff(handoff);
+    let mut params: Vec<(String, String)> = own.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+    params.push(("arrival".into(), "uniform".into()));
+    params.push(("loadgen-threads".into(), threads.into()));
+    let w = WorkloadSpec { name: workload.into(), params, rate_per_s: Some(rate) };
     let out = wsbench_workloads::run(rt, &w, opts).expect("ceiling run");
     // The rate actually offered during the measured window.
     let sent_per_s = out.offered_per_s.expect("an open-loop workload");
@@ -46,13 +62,15 @@ fn main() {
     let workers: usize = args.get(1).map_or(2, |a| a.parse().expect("WORKERS"));
     let threads = args.get(2).cloned().unwrap_or_else(|| "1".into());
     let ms: u64 = args.get(3).map_or(1_000, |a| a.parse().expect("DURATION_MS"));
+    let handoff = args.get(4).cloned().unwrap_or_else(|| "spawn".into());
+    let _ = self::handoff(&handoff);
     let rt = RuntimeSpec::parse(&sched, workers).unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(2)
     });
     let opts = RunOptions { duration: Duration::from_millis(ms), warmup: Duration::from_millis(ms / 5), seed: 7 };
     let (mut good, mut bad) = (0.0, START_RATE);
-    while kept_schedule(&rt, &threads, bad, &opts) {
+    while kept_schedule(&rt, &handoff, &threads, bad, &opts) {
         good = bad;
         bad *= 2.0;
     }
@@ -61,14 +79,14 @@ fn main() {
     }
     for _ in 0..BISECT_STEPS {
         let mid = (good + bad) / 2.0;
-        if kept_schedule(&rt, &threads, mid, &opts) {
+        if kept_schedule(&rt, &handoff, &threads, mid, &opts) {
             good = mid;
         } else {
             bad = mid;
         }
     }
     println!(
-        "ceiling on {} x{} with {threads} generator thread(s): {good:.0}/s kept, {bad:.0}/s slipped",
+        "ceiling on {} x{} with {threads} generator thread(s), hand-off {handoff}: {good:.0}/s kept, {bad:.0}/s slipped",
         rt.sched(),
         rt.workers()
     );

@@ -478,26 +478,56 @@ pub const CEILING_FIGURE: &str = "offered_per_s_per_client_thread";
 /// The figure of [`CEILING_CHECK`] that holds the in-process generator's
 /// rate (`rpc-fanout fanout=0`, 1 worker, one generator thread).
 pub const IN_PROCESS_CEILING_FIGURE: &str = "offered_per_s_per_generator_thread";
+/// The figure of [`CEILING_CHECK`] that holds the in-process generator's
+/// own rate: its requests go through a channel to one dispatcher task, so
+/// no task is allocated on the generator's thread (`skewed
+/// mode=one-worker service-us=0`, 1 worker, one generator thread).
+pub const GENERATOR_ALONE_FIGURE: &str = "offered_per_s_generator_alone";
 /// The rate the in-process ceiling asks of its one generator thread.
 const IN_PROCESS_ASKED_PER_S: f64 = 4_000_000.0;
+/// The rate the generator-alone figure asks: above every remote-spawn
+/// ceiling measured so far, and small enough that the channel's backlog
+/// (what the one worker has not consumed) stays a few hundred MB at most.
+const GENERATOR_ALONE_ASKED_PER_S: f64 = 2_000_000.0;
 
-/// One in-process generator thread asked [`IN_PROCESS_ASKED_PER_S`] of
-/// `rpc-fanout fanout=0` (a no-op handler) on steal-half with one worker:
-/// the rate it really handed requests to the runtime. Each hand-off is a
-/// remote spawn, so this is the generator and the spawn path together, a
-/// lower bound of the generator alone.
-fn in_process_ceiling() -> Result<f64> {
+/// The two in-process figures: the generator with a remote spawn per
+/// request, and the generator alone.
+struct InProcess {
+    remote_spawn: f64,
+    alone: f64,
+}
+
+/// One in-process generator thread asked for `rate` of `workload` on
+/// steal-half with one worker: the rate it really handed requests over.
+fn in_process_offered(workload: &str, params: &[(&str, &str)], rate: f64) -> Result<f64> {
     use wsbench_workloads::api::{RunOptions, RuntimeSpec, WorkloadSpec};
     let rt = RuntimeSpec::parse("steal-half", 1).context("the runtime")?;
-    let params = [("fanout", "0"), ("loadgen-threads", "1"), ("arrival", "uniform")];
     let spec = WorkloadSpec {
-        name: "rpc-fanout".to_string(),
+        name: workload.to_string(),
         params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        rate_per_s: Some(IN_PROCESS_ASKED_PER_S),
+        rate_per_s: Some(rate),
     };
     let opts = RunOptions { duration: CEILING_SPAN, warmup: Duration::from_millis(100), seed: 1 };
-    let out = wsbench_workloads::run(&rt, &spec, &opts).context("rpc-fanout fanout=0")?;
+    let out = wsbench_workloads::run(&rt, &spec, &opts).with_context(|| workload.to_string())?;
     out.offered_per_s.context("the generator measured no offered rate")
+}
+
+/// The in-process ceilings:
+/// - `rpc-fanout fanout=0` (a no-op handler), asked [`IN_PROCESS_ASKED_PER_S`]:
+///   each hand-off is a remote spawn, so this is the generator and the
+///   spawn path together (on glibc, the task's allocation on the generator's
+///   thread and its free on the worker contend for one malloc arena);
+/// - `skewed mode=one-worker service-us=0`, asked
+///   [`GENERATOR_ALONE_ASKED_PER_S`]: each hand-off is a channel send, the
+///   generator's own cost; when it keeps the whole asked rate its ceiling
+///   is higher still.
+fn in_process_ceiling() -> Result<InProcess> {
+    let common = [("loadgen-threads", "1"), ("arrival", "uniform")];
+    let spawn = [[("fanout", "0")].as_slice(), &common].concat();
+    let remote_spawn = in_process_offered("rpc-fanout", &spawn, IN_PROCESS_ASKED_PER_S)?;
+    let channel = [[("mode", "one-worker"), ("service-us", "0")].as_slice(), &common].concat();
+    let alone = in_process_offered("skewed", &channel, GENERATOR_ALONE_ASKED_PER_S)?;
+    Ok(InProcess { remote_spawn, alone })
 }
 
 /// `wsbench load`, one client thread on 16 connections, asked
@@ -525,7 +555,9 @@ fn loadgen_ceiling() -> Check {
             check: CEILING_CHECK.to_string(),
             verdict: Verdict::Ok,
             figures: std::iter::once(fig(CEILING_FIGURE, offered, "/s"))
-                .chain(in_process.as_ref().ok().map(|r| fig(IN_PROCESS_CEILING_FIGURE, *r, "/s")))
+                .chain(in_process.as_ref().ok().into_iter().flat_map(|r| {
+                    [fig(IN_PROCESS_CEILING_FIGURE, r.remote_spawn, "/s"), fig(GENERATOR_ALONE_FIGURE, r.alone, "/s")]
+                }))
                 .collect(),
             detail: format!(
                 "asked {:.0}/s of one client thread on {CEILING_CONNECTIONS} connections to an in-process http \
@@ -534,7 +566,16 @@ fn loadgen_ceiling() -> Check {
                 match &in_process {
                     Ok(r) => format!(
                         "asked {IN_PROCESS_ASKED_PER_S:.0}/s of one in-process generator thread (rpc-fanout fanout=0, \
-                         steal-half x1, every request a remote spawn): it handed over {r:.0}/s"
+                         steal-half x1, every request a remote spawn): it handed over {:.0}/s; asked \
+                         {GENERATOR_ALONE_ASKED_PER_S:.0}/s of it alone (skewed mode=one-worker service-us=0, every \
+                         request a channel send): it handed over {:.0}/s{}",
+                        r.remote_spawn,
+                        r.alone,
+                        if r.alone >= GENERATOR_ALONE_ASKED_PER_S * 0.99 {
+                            " (within 1% of all it was asked: its ceiling is higher)"
+                        } else {
+                            ""
+                        }
                     ),
                     Err(e) => format!("the in-process generator's ceiling could not be measured: {e:#}"),
                 }
