@@ -370,8 +370,8 @@ pub struct CompareArgs {
     /// `unchanged`.
     #[arg(long, value_name = "PERCENT", default_value = "5%", allow_hyphen_values = true)]
     pub threshold: String,
-    /// Effect-size floor for the tail (p99, p99.9, windowed p99) and CPU per op, which are
-    /// noisier; a percentage, as --threshold.
+    /// Effect-size floor for the tail (p99, p99.9) and CPU per op, which are noisier; a
+    /// percentage, as --threshold.
     #[arg(long, value_name = "PERCENT", default_value = "10%", allow_hyphen_values = true)]
     pub tail_threshold: String,
     /// Significance level, a fraction in (0, 1) (`0.05`, or `5%`): a metric changes only when

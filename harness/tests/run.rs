@@ -84,8 +84,7 @@ fn run_writes_table_csv_json_and_hdr_logs() {
     assert!(header.iter().any(|h| h == "status") && header.iter().any(|h| h == "p9999_us"));
     // Then the CPU columns, the counters added since schema 3, and the
     // ideal scheduler's columns (schema 6), then runtime_version (schema 7),
-    // then the CPU limits (schema 8), then the schedule delay (schema 9),
-    // then the windowed p99 (schema 10).
+    // then the CPU limits (schema 8), then the schedule delay (schema 9).
     let cpu =
         ["cpu_ms", "cpu_us_per_op", "cpu_util", "ctx_switches_voluntary", "ctx_switches_involuntary", "wakeups_per_op"];
     let ideal = ["ideal_p50_us", "ideal_p99_us", "p99_over_ideal"];
@@ -98,7 +97,6 @@ fn run_writes_table_csv_json_and_hdr_logs() {
         .chain(&["runtime_version"])
         .chain(&limits)
         .chain(&sched_delay)
-        .chain(&["p99_windowed_us"])
         .copied()
         .collect();
     assert_eq!(&header[header.len() - end.len()..], end.as_slice());

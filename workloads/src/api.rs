@@ -302,9 +302,4 @@ pub mod extra {
     /// workloads, told apart by cross-worker hand-offs); above 1, the
     /// run's whole-run means would mix them and are left blank.
     pub const MODES: &str = "modes";
-    /// The median over the run's windows (consecutive 100 ms slices of
-    /// intended arrival holding at least 200 answers each, at least 5 of
-    /// them) of each window's p99 latency: the harness's `p99_windowed_us`
-    /// column. Absent when fewer windows fill.
-    pub const P99_WINDOWED_US: &str = "p99_windowed_us";
 }

@@ -293,9 +293,6 @@ impl OpenReport {
         extras.push(("loadgen_lag_p99_us".into(), us(lag_p99)));
         extras.push(("loadgen_lag_max_us".into(), us(gen.lag.max())));
         extras.push((extra::DEADLINE_MISSES.into(), h.deadline_misses as f64));
-        if let Some(p99) = h.windowed_p99_ns() {
-            extras.push((extra::P99_WINDOWED_US.into(), us(p99)));
-        }
         let mut params = params;
         params.push(("rate".into(), spec.rate_per_s.to_string()));
         RunOutput {

@@ -27,25 +27,6 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS).expect("constant histogram bounds are valid")
 }
 
-/// Length of one slice of the measured window for [`Histos::windowed_p99_ns`].
-pub const SLICE: Duration = Duration::from_millis(100);
-/// Most slices kept (the window's last 10 s): a longer window puts all its
-/// older requests in the oldest slice. A slice histogram is about 11 KiB,
-/// so a recording thread holds at most about 1.1 MiB of them, as much as
-/// its five main histograms.
-const MAX_SLICES: usize = 100;
-/// Fewest answers a window of consecutive slices holds before its p99 is
-/// taken (its p99 is then at least the 2nd-largest answer).
-pub const MIN_WINDOW_ANSWERS: u64 = 200;
-/// Fewest windows [`Histos::windowed_p99_ns`] takes a median of.
-pub const MIN_WINDOWS: usize = 5;
-
-/// A slice's histogram: 2 significant digits from 1 µs, 32-bit counts (a
-/// tenth of a main histogram's memory; one per slice per recording thread).
-fn new_slice_histogram() -> Histogram<u32> {
-    Histogram::new_with_bounds(1_000, MAX_TRACKABLE_NS, 2).expect("constant histogram bounds are valid")
-}
-
 pub(crate) fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
@@ -73,9 +54,6 @@ pub(crate) struct Histos {
     pub served_measured: u64,
     /// Latest completion seen, if any.
     pub last_done: Option<Instant>,
-    /// Latency by [`SLICE`] of intended arrival, counted back from the
-    /// window's end (slice 0 is the last); grown on first use.
-    pub slices: Vec<Histogram<u32>>,
 }
 
 impl Histos {
@@ -92,7 +70,6 @@ impl Histos {
             deadline_misses: 0,
             served_measured: 0,
             last_done: None,
-            slices: Vec::new(),
         }
     }
 
@@ -109,48 +86,9 @@ impl Histos {
     }
 
     /// [`Histos::record_client`] of a request of a window ending at `end`.
-    /// Also records the latency in its slice of the window.
     pub(crate) fn record_answer(&mut self, end: Instant, intended: Instant, sent: Instant, done: Instant, ok: bool) {
         self.record_client(intended, sent, done, ok);
         self.completed_in_window += u64::from(ok && done < end);
-        let back = end.saturating_duration_since(intended).as_nanos() / SLICE.as_nanos();
-        let slice = usize::try_from(back).unwrap_or(usize::MAX).min(MAX_SLICES - 1);
-        if self.slices.len() <= slice {
-            self.slices.resize_with(slice + 1, new_slice_histogram);
-        }
-        self.slices[slice].saturating_record(nanos(done.saturating_duration_since(intended)).max(1_000));
-    }
-
-    /// The median over the run's windows of each window's p99 latency
-    /// (from intended arrival): a window is the fewest consecutive
-    /// [`SLICE`]s holding [`MIN_WINDOW_ANSWERS`] answers (a short remainder
-    /// joins the window before it). One stall of a few ms then sets the
-    /// p99 of one window and moves the median little, where it can set
-    /// the run's p99. `None` when fewer than [`MIN_WINDOWS`] windows fill.
-    /// Latencies below 1 µs count as 1 µs (2 significant digits).
-    pub(crate) fn windowed_p99_ns(&self) -> Option<u64> {
-        let mut windows: Vec<Histogram<u32>> = Vec::new();
-        let mut open = new_slice_histogram();
-        // Oldest slice first.
-        for slice in self.slices.iter().rev() {
-            open.add(slice).expect("slices share bounds");
-            if open.len() >= MIN_WINDOW_ANSWERS {
-                windows.push(std::mem::replace(&mut open, new_slice_histogram()));
-            }
-        }
-        if open.len() > 0 {
-            match windows.last_mut() {
-                Some(last) => last.add(&open).expect("slices share bounds"),
-                None => windows.push(open),
-            }
-        }
-        if windows.len() < MIN_WINDOWS {
-            return None;
-        }
-        let mut p99s: Vec<u64> = windows.iter().map(|w| w.value_at_quantile(0.99)).collect();
-        p99s.sort_unstable();
-        let mid = p99s.len() / 2;
-        Some(if p99s.len() % 2 == 1 { p99s[mid] } else { (p99s[mid - 1] + p99s[mid]) / 2 })
     }
 
     /// Server-side view of a request: queue wait and service time.
@@ -175,12 +113,6 @@ impl Histos {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
-        if self.slices.len() < other.slices.len() {
-            self.slices.resize_with(other.slices.len(), new_slice_histogram);
-        }
-        for (mine, theirs) in self.slices.iter_mut().zip(&other.slices) {
-            mine.add(theirs).expect("slices share bounds");
-        }
     }
 }
 
@@ -284,73 +216,6 @@ mod tests {
         // Largest: k = 4 -> done at 8 ms after intended, 7 ms after sent.
         assert!(m.latency.equivalent(m.latency.max(), 8_000_000), "{}", m.latency.max());
         assert!(m.uncorrected.equivalent(m.uncorrected.max(), 7_000_000), "{}", m.uncorrected.max());
-    }
-
-    /// Records `n` answers of latency `lat` intended in slice `slice`
-    /// (counted back from `end`).
-    fn answers(h: &mut Histos, end: Instant, slice: u32, n: u64, lat: Duration) {
-        let intended = end - SLICE * slice - SLICE / 2;
-        for _ in 0..n {
-            h.record_answer(end, intended, intended, intended + lat, true);
-        }
-    }
-
-    #[test]
-    fn one_stalled_slice_sets_the_runs_p99_but_not_the_windowed_one() {
-        let end = Instant::now() + Duration::from_secs(10);
-        let mut h = Histos::new();
-        for slice in 0..10 {
-            let lat = if slice == 3 { Duration::from_millis(5) } else { Duration::from_micros(100) };
-            answers(&mut h, end, slice, 300, lat);
-        }
-        assert_eq!(h.slices.len(), 10);
-        assert!(h.latency.value_at_quantile(0.99) >= 4_990_000, "the stall's 300 of 3000 answers set the p99");
-        let w = h.windowed_p99_ns().expect("10 windows of 300 answers");
-        assert!((99_000..=101_000).contains(&w), "median of nine 100 us windows and one 5 ms one: {w}");
-    }
-
-    #[test]
-    fn windows_gather_slices_until_they_hold_enough_answers() {
-        let end = Instant::now() + Duration::from_secs(10);
-        let mut h = Histos::new();
-        // 8 slices of 100 answers: 4 windows of 2 slices, too few.
-        for slice in 0..8 {
-            answers(&mut h, end, slice, MIN_WINDOW_ANSWERS / 2, Duration::from_micros(100));
-        }
-        assert_eq!(h.windowed_p99_ns(), None, "4 windows are fewer than {MIN_WINDOWS}");
-        // Two more slices make a 5th window; a short remainder (the newest
-        // slice, 10 answers) joins the window before it.
-        answers(&mut h, end, 8, MIN_WINDOW_ANSWERS / 2, Duration::from_micros(100));
-        answers(&mut h, end, 9, MIN_WINDOW_ANSWERS / 2, Duration::from_micros(100));
-        assert!(h.windowed_p99_ns().is_some());
-        let mut short = Histos::new();
-        for slice in 1..11 {
-            answers(&mut short, end, slice, MIN_WINDOW_ANSWERS / 2, Duration::from_micros(200));
-        }
-        answers(&mut short, end, 0, 10, Duration::from_millis(50));
-        // Windows (oldest first): 5 of 200 answers at 200 us, the last with
-        // the 10 slow ones too (p99 of 210 answers: the 3rd-largest, 50 ms).
-        // Median of [200 us x 4, 50 ms] is 200 us.
-        let w = short.windowed_p99_ns().expect("5 windows");
-        assert!((198_000..=202_000).contains(&w), "{w}");
-    }
-
-    #[test]
-    fn the_windowed_p99_is_the_median_and_merges_over_threads() {
-        let end = Instant::now() + Duration::from_secs(10);
-        let (mut a, mut b, mut one) = (Histos::new(), Histos::new(), Histos::new());
-        // Six windows with p99s 100, 200, ..., 600 us: the median of an
-        // even count is the mean of the middle two, 350 us.
-        for slice in 0..6u32 {
-            let lat = Duration::from_micros(100 * (u64::from(slice) + 1));
-            answers(&mut a, end, slice, 150, lat);
-            answers(&mut b, end, slice, 150, lat);
-            answers(&mut one, end, slice, 300, lat);
-        }
-        a.merge(&b);
-        assert_eq!(a.windowed_p99_ns(), one.windowed_p99_ns());
-        let w = a.windowed_p99_ns().expect("6 windows");
-        assert!((346_000..=354_000).contains(&w), "{w}");
     }
 
     #[test]

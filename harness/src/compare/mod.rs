@@ -89,8 +89,6 @@ enum Source {
     Throughput,
     Latency(LatencyMetric),
     CpuPerOp,
-    /// The median of the run's per-window p99s (`p99_windowed_us`).
-    WindowedP99,
 }
 
 /// What is compared and in which direction.
@@ -102,14 +100,13 @@ struct Metric {
     source: Source,
 }
 
-const METRICS: [Metric; 7] = [
+const METRICS: [Metric; 6] = [
     Metric { name: "throughput_per_s", higher_is_better: true, tail: false, source: Source::Throughput },
     Metric { name: "p50_us", higher_is_better: false, tail: false, source: Source::Latency(LatencyMetric::P50) },
     Metric { name: "p90_us", higher_is_better: false, tail: false, source: Source::Latency(LatencyMetric::P90) },
     Metric { name: "p99_us", higher_is_better: false, tail: true, source: Source::Latency(LatencyMetric::P99) },
     Metric { name: "p999_us", higher_is_better: false, tail: true, source: Source::Latency(LatencyMetric::P999) },
     Metric { name: "cpu_us_per_op", higher_is_better: false, tail: true, source: Source::CpuPerOp },
-    Metric { name: "p99_windowed_us", higher_is_better: false, tail: true, source: Source::WindowedP99 },
 ];
 
 impl Metric {
@@ -118,7 +115,6 @@ impl Metric {
             Source::Throughput => r.throughput_per_s,
             Source::Latency(m) => r.latency.map(|l| l.get(m)),
             Source::CpuPerOp => r.cpu.cpu_us_per_op,
-            Source::WindowedP99 => r.p99_windowed_us,
         }
     }
 
@@ -129,7 +125,7 @@ impl Metric {
     fn format(&self, v: f64) -> String {
         match self.source {
             Source::Throughput => format!("{}/s", format_count(v)),
-            Source::Latency(_) | Source::CpuPerOp | Source::WindowedP99 => format_us(v),
+            Source::Latency(_) | Source::CpuPerOp => format_us(v),
         }
     }
 }

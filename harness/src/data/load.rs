@@ -208,8 +208,6 @@ fn parse_row(row: &Row<'_>) -> Result<(u32, RunRecord)> {
     // Blank in files before schema 9, which have no such columns.
     r.sched_delay_p50_us = row.measure("sched_delay_p50_us")?;
     r.sched_delay_p99_us = row.measure("sched_delay_p99_us")?;
-    // Blank in files before schema 10.
-    r.p99_windowed_us = row.measure("p99_windowed_us")?;
     Ok((row.required("schema_version")?, r))
 }
 

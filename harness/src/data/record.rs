@@ -42,24 +42,12 @@ use crate::run::cpu::CpuColumns;
 /// 9: the schedule delay's `sched_delay_p50_us`, `sched_delay_p99_us`
 /// ([`SCHED_DELAY_COLUMNS`]) appended after them: ours with `--knob
 /// sched-delay=on`, blank otherwise.
-///
-/// 10: `p99_windowed_us` ([`WINDOWED_COLUMNS`]) appended after them: the
-/// median over a run's windows of each window's p99, for the open-loop
-/// workloads; blank elsewhere and where fewer than 5 windows filled.
-pub const SCHEMA_VERSION: u32 = 10;
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// The schedule-delay columns (schema 9), at the end of the row: the
 /// median and p99 of the run's schedule delays (a task scheduled → its
 /// next poll), by the rule every percentile follows ([`quantile_us`]).
 pub const SCHED_DELAY_COLUMNS: [&str; 2] = ["sched_delay_p50_us", "sched_delay_p99_us"];
-
-/// The windowed tail column (schema 10), last in the row: the median over
-/// the run's windows (consecutive 100 ms slices of intended arrival with at
-/// least 200 answers each) of each window's p99 latency, µs. A stall of a
-/// few ms sets one window's p99 and barely moves it, so the nightly's
-/// paired test can see a shift of the whole tail that the run's own p99,
-/// set by whichever run stalled, hides.
-pub const WINDOWED_COLUMNS: [&str; 1] = ["p99_windowed_us"];
 
 /// Text columns added after schema 6, written after the ideal columns
 /// (schema 8's limit columns follow them).
@@ -515,9 +503,6 @@ pub struct RunRecord {
     pub sched_delay_p50_us: Option<f64>,
     /// p99 schedule delay, µs; `None` as for the median.
     pub sched_delay_p99_us: Option<f64>,
-    /// The median of the run's per-window p99 latencies, µs
-    /// ([`WINDOWED_COLUMNS`]); `None` where not measured.
-    pub p99_windowed_us: Option<f64>,
 }
 
 impl RunRecord {
@@ -552,7 +537,6 @@ impl RunRecord {
             limits: LimitColumns::default(),
             sched_delay_p50_us: None,
             sched_delay_p99_us: None,
-            p99_windowed_us: None,
         }
     }
 

@@ -107,8 +107,7 @@ pub fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan,
         oversubscribed: cores.oversubscribed,
         pinned,
         resolved_params: join_pairs(&out.params),
-        // The windowed p99 has its own column.
-        extras: out.extras.iter().filter(|(n, _)| n != extra::P99_WINDOWED_US).cloned().collect(),
+        extras: out.extras.clone(),
         notes: notes.join("; "),
         cpu: crate::run::cpu::CpuColumns::of(out, key.workers),
         ideal: IdealColumns::default(),
@@ -116,7 +115,6 @@ pub fn record_from(key: &CellKey, run: usize, out: &RunOutput, cores: &CorePlan,
         limits: LimitColumns::default(),
         sched_delay_p50_us: out.sched_delay_ns.as_ref().and_then(|h| quantile_us(h, P50)),
         sched_delay_p99_us: p99_us(out.sched_delay_ns.as_ref()),
-        p99_windowed_us: out.extras.iter().find(|(n, _)| n == extra::P99_WINDOWED_US).map(|(_, v)| *v),
     };
     without_mixed_means(record)
 }

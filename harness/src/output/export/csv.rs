@@ -4,7 +4,7 @@
 //! counters added since (`APPENDED_COUNTERS`), the ideal scheduler's
 //! columns (`IDEAL_COLUMNS`), and the CPU limits (the key's `cpus`,
 //! `cpuset`, then `LIMIT_COLUMNS`), then the schedule delay
-//! (`SCHED_DELAY_COLUMNS`), then the windowed p99 (`WINDOWED_COLUMNS`).
+//! (`SCHED_DELAY_COLUMNS`).
 //!
 //! The file is checked before anything runs and opened for appending; a
 //! new or empty file gets the header, an existing one must already have
@@ -26,7 +26,6 @@ use crate::data::outcome::CellOutcome;
 use crate::data::outcome::Results;
 use crate::data::record::{
     counter_names, LatencyMetric, RunRecord, APPENDED_COLUMNS, APPENDED_COUNTERS, SCHED_DELAY_COLUMNS, SCHEMA_VERSION,
-    WINDOWED_COLUMNS,
 };
 use crate::run::cgroup::columns::LIMIT_COLUMNS;
 use crate::run::cpu::CPU_COLUMNS;
@@ -91,7 +90,6 @@ pub fn header() -> Vec<String> {
         .chain(["cpus", "cpuset"])
         .chain(LIMIT_COLUMNS)
         .chain(SCHED_DELAY_COLUMNS)
-        .chain(WINDOWED_COLUMNS)
         .map(str::to_string)
         .collect()
 }
@@ -172,7 +170,6 @@ pub fn row(env: &Environment, r: &RunRecord) -> Vec<String> {
     out.extend([r.key.cpus.clone(), r.key.cpuset.clone()]);
     out.extend(r.limits.fields());
     out.extend([opt(r.sched_delay_p50_us.map(num)), opt(r.sched_delay_p99_us.map(num))]);
-    out.push(opt(r.p99_windowed_us.map(num)));
     out
 }
 
