@@ -15,6 +15,14 @@
 //! request is a channel send to one dispatcher task, the generator's own
 //! cost (the worker then falls behind, but the schedule is the
 //! generator's).
+//!
+//! `... --example ceiling -- tcp [PIPELINE] [CONNECTIONS] [RATE] [DURATION_MS]`
+//! (defaults: 64 16 4000000 1000): the TCP client's ceiling instead. One
+//! client thread (`wsbench load`'s `tcp-rpc` client) with CONNECTIONS
+//! connections, PIPELINE requests in flight on each, is asked RATE of the
+//! trivial server ([`wsbench_workloads::trivial`]), far beyond what it can
+//! send; it prints the rate it sent (offered) and the rate answered within
+//! the window.
 
 use std::time::Duration;
 
@@ -56,8 +64,49 @@ fn kept_schedule(rt: &RuntimeSpec, handoff: &str, threads: &str, rate: f64, opts
     p50 < MEDIAN_LAG_LIMIT_US && !unsent
 }
 
+/// The TCP client's ceiling against the trivial server (see the module doc).
+fn tcp_ceiling(args: &[String]) {
+    let arg = |i: usize, default: &str| args.get(i).cloned().unwrap_or_else(|| default.to_string());
+    let (pipeline, connections) = (arg(0, "64"), arg(1, "16"));
+    let rate: f64 = arg(2, "4000000").parse().expect("RATE");
+    let ms: u64 = arg(3, "1000").parse().expect("DURATION_MS");
+    let server = wsbench_workloads::trivial::TrivialServer::start().expect("starting the trivial server");
+    let w = WorkloadSpec {
+        name: "tcp-rpc".into(),
+        params: vec![
+            ("arrival".into(), "uniform".into()),
+            ("connections".into(), connections.clone()),
+            ("client-threads".into(), "1".into()),
+            ("pipeline".into(), pipeline.clone()),
+        ],
+        rate_per_s: Some(rate),
+    };
+    // Only the default rate is sized by the workers; the rate is given.
+    let rt = RuntimeSpec::parse("tokio", 1).expect("tokio x1");
+    // No warm-up: under this overload the backlog is sent oldest first, so
+    // with one the window would carry warm-up requests, whose answers are
+    // not recorded; without, every answer in the window is counted.
+    let opts = RunOptions { duration: Duration::from_millis(ms), warmup: Duration::ZERO, seed: 7 };
+    let out = wsbench_workloads::remote::load(server.addr(), &rt, &w, &opts).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(1)
+    });
+    let extra = |name: &str| out.extras.iter().find(|(n, _)| n == name).map_or(f64::NAN, |e| e.1);
+    let answered = extra("completed_in_window") / out.elapsed.as_secs_f64();
+    println!(
+        "tcp client, 1 thread, {connections} connections, pipeline {pipeline}, trivial server: asked {rate:.0}/s, \
+         sent {:.0}/s, answered {answered:.0}/s, failed {}, max in flight per connection {}",
+        out.offered_per_s.unwrap_or(f64::NAN),
+        out.failed.unwrap_or(0),
+        extra("max_streams_per_connection"),
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("tcp") {
+        return tcp_ceiling(&args[1..]);
+    }
     let sched = args.first().cloned().unwrap_or_else(|| "tokio".into());
     let workers: usize = args.get(1).map_or(2, |a| a.parse().expect("WORKERS"));
     let threads = args.get(2).cloned().unwrap_or_else(|| "1".into());

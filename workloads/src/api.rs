@@ -282,7 +282,8 @@ pub mod extra {
     pub const FAILED_CONNECTIONS: &str = "failed_connections";
     /// Client threads of the load generator.
     pub const CLIENT_THREADS: &str = "client_threads";
-    /// HTTP/2: the most streams one connection had in flight at once.
+    /// HTTP/2: the most streams one connection had in flight at once;
+    /// HTTP/1.1 and tcp-rpc with `pipeline` > 1: the most requests.
     pub const MAX_STREAMS_PER_CONNECTION: &str = "max_streams_per_connection";
     /// Measured arrivals taken from the schedule.
     pub const SCHEDULED: &str = "scheduled";

@@ -12,12 +12,20 @@ const fn p(name: &'static str, default: &'static str, about: &'static str) -> Pa
 const ARRIVAL: ParamInfo = p("arrival", "poisson", "inter-arrival times: poisson|uniform");
 const LOADGEN: ParamInfo =
     p("loadgen-threads", "auto", "load-generator threads (never runtime workers): auto = 1 per 16 workers, or 1..=256");
-const CONNECTIONS: ParamInfo =
-    p("connections", "64", "client TCP connections, one request in flight each: 1..=100000 (a file descriptor each)");
+const CONNECTIONS: ParamInfo = p(
+    "connections",
+    "64",
+    "client TCP connections, up to `pipeline` requests in flight each: 1..=100000 (a file descriptor each)",
+);
 const CLIENT_THREADS: ParamInfo = p(
     "client-threads",
     "auto",
     "client threads, each driving connections/threads connections with mio, each pacing its own arrivals: auto = 1 per 1024 connections, at most 16; or 1..=256",
+);
+const PIPELINE_DEPTH: ParamInfo = p(
+    "pipeline",
+    "1",
+    "requests in flight per client connection, those released together written at once: 1..=1024 (1 = one at a time; h2 takes 1, it multiplexes)",
 );
 const STALL_MS: ParamInfo =
     p("stall-ms", "0", "fault injection: block one worker once for this long at mid-run: 0..=60000 (0 = off)");
@@ -115,6 +123,7 @@ const TCP_RPC: &[ParamInfo] = &[
     ARRIVAL,
     CONNECTIONS,
     CLIENT_THREADS,
+    PIPELINE_DEPTH,
     STALL_MS,
     PANIC_EVERY,
 ];
@@ -132,6 +141,7 @@ const MIXED: &[ParamInfo] = &[
     ARRIVAL,
     CONNECTIONS,
     CLIENT_THREADS,
+    PIPELINE_DEPTH,
     STALL_MS,
     PANIC_EVERY,
 ];
@@ -140,7 +150,7 @@ const HTTP: &[ParamInfo] = &[
     p("fanout", "0", "subtasks per request: 0 = the handler spins one service draw itself, else 1..=1024 subtasks each spinning a draw, fanned in"),
     SERVICE_FIXED,
     p("service-us", "10", "mean CPU time per request (fanout 0) or per subtask in us: 0..=1e6"),
-    p("proto", "h1", "HTTP version the server and client speak: h1 (HTTP/1.1 keep-alive, one request in flight per connection) or h2 (HTTP/2, many streams per connection)"),
+    p("proto", "h1", "HTTP version the server and client speak: h1 (HTTP/1.1 keep-alive, `pipeline` requests in flight per connection) or h2 (HTTP/2, many streams per connection)"),
     p("response-bytes", "64", "response body length in bytes (checked by the client): 0..=16777216"),
     P_BIMODAL_P,
     P_BIMODAL_RATIO,
@@ -148,6 +158,7 @@ const HTTP: &[ParamInfo] = &[
     ARRIVAL,
     CONNECTIONS,
     CLIENT_THREADS,
+    PIPELINE_DEPTH,
     STALL_MS,
     PANIC_EVERY,
 ];
@@ -197,8 +208,9 @@ const TASK_CHURN: &[ParamInfo] = &[
 ];
 /// `tcp-rpc`'s parameters, the storm's own first.
 const ACCEPT_STORM: &[ParamInfo] = &[
-    p("connections", "256", "client TCP connections, arriving at once before the load, one request in flight each: 1..=100000 (a file descriptor each)"),
+    p("connections", "256", "client TCP connections, arriving at once before the load, up to `pipeline` requests in flight each: 1..=100000 (a file descriptor each)"),
     p("client-threads", "auto", "client threads, each connecting its connections 64 at once: auto = 1 per 64 connections (all at once up to 1024), at most 16; or 1..=256"),
+    PIPELINE_DEPTH,
     ARRIVAL,
     SERVICE_FIXED,
     p("service-us", "10", "mean CPU time per request in us: 0..=1e6"),
@@ -222,7 +234,8 @@ const TIMER_CHURN: &[ParamInfo] = &[
 
 /// The parameters of a servable workload that only its client reads:
 /// `serve` has no client, so they change nothing there.
-pub(crate) const CLIENT_ONLY_PARAMS: &[ParamInfo] = &[ARRIVAL, CONNECTIONS, CLIENT_THREADS, STALL_MS, PANIC_EVERY];
+pub(crate) const CLIENT_ONLY_PARAMS: &[ParamInfo] =
+    &[ARRIVAL, CONNECTIONS, CLIENT_THREADS, PIPELINE_DEPTH, STALL_MS, PANIC_EVERY];
 
 const fn bench(name: &'static str, about: &'static str, params: &'static [ParamInfo]) -> WorkloadInfo {
     WorkloadInfo {

@@ -25,8 +25,10 @@
 //! [`run`] with the contract's types ([`api`]), [`register_reference`] for
 //! a binary's own runtimes, [`remote`] for `serve`/`load`, and the
 //! instruments `doctor --calibrate` checks ([`instruments`], [`spin`],
-//! [`client`]'s reference client), and [`ideal`], the zero-overhead FCFS
-//! queue a row is held against. Everything else is private.
+//! [`client`]'s reference client, [`trivial`]: the least a `tcp-rpc`
+//! server can do, which the TCP client's ceiling is measured against),
+//! and [`ideal`], the zero-overhead FCFS queue a row is held against.
+//! Everything else is private.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -60,6 +62,7 @@ pub mod spin;
 mod storm;
 mod tcp;
 mod throttle;
+pub mod trivial;
 mod zoo;
 
 pub use error::Error;

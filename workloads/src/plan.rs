@@ -39,6 +39,8 @@ const CONNECTIONS_PER_CLIENT_THREAD: u64 = 1024;
 /// ... and at most this many threads.
 const MAX_CLIENT_THREADS: u64 = 256;
 const AUTO_CLIENT_THREADS_MAX: u64 = 16;
+/// Requests in flight per client connection (`pipeline`).
+const MAX_PIPELINE: u64 = 1024;
 const MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
 const MAX_STALL_MS: u64 = 60_000;
 const MAX_PANIC_EVERY: u64 = 1_000_000_000_000;
@@ -269,8 +271,8 @@ fn load(p: &mut Params<'_>, workers: usize, rate_per_s: f64, over_tcp: bool) -> 
     Ok(Load { rate_per_s, arrival, threads: threads as usize, stall, panic_every, side })
 }
 
-/// `connections` and `client-threads` of the TCP workloads; the load's
-/// `threads` is the client threads.
+/// `connections`, `client-threads` and `pipeline` of the TCP workloads;
+/// the load's `threads` is the client threads.
 /// `auto` threads: one per `per_thread` connections, at most
 /// [`AUTO_CLIENT_THREADS_MAX`].
 fn client_shape(p: &mut Params<'_>, load: &mut Load, per_thread: u64) -> Result<ClientShape, Error> {
@@ -281,8 +283,9 @@ fn client_shape(p: &mut Params<'_>, load: &mut Load, per_thread: u64) -> Result<
         let allowed = format!("auto or 1..={connections} (at most one client thread per connection)");
         return Err(p.bad("client-threads", &threads.to_string(), allowed));
     }
+    let pipeline = p.u64_in("pipeline", 1, MAX_PIPELINE)?;
     load.threads = threads as usize;
-    Ok(ClientShape { connections: connections as usize, threads: threads as usize })
+    Ok(ClientShape { connections: connections as usize, threads: threads as usize, pipeline: pipeline as usize })
 }
 
 fn deadline(p: &mut Params<'_>) -> Result<Duration, Error> {
@@ -348,6 +351,11 @@ fn open_work(p: &mut Params<'_>, workers: usize, rate_per_s: f64) -> Result<Work
             let body_bytes = p.u64_in("response-bytes", 0, MAX_BODY_BYTES)? as usize;
             let mut load = load(p, workers, rate_per_s, true)?;
             let shape = client_shape(p, &mut load, CONNECTIONS_PER_CLIENT_THREAD)?;
+            if proto == Proto::H2 && shape.pipeline > 1 {
+                let allowed = "1 with proto=h2 (HTTP/2 multiplexes: its client keeps many streams in flight on each \
+                               connection already)";
+                return Err(p.bad("pipeline", &shape.pipeline.to_string(), allowed));
+            }
             Work::Http(Http { fanout, service, proto, body_bytes }, load, shape)
         }
         other => unreachable!("open workload `{other}` has no plan"),

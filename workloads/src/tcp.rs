@@ -37,13 +37,13 @@ use crate::rt::{accept_next, counters_delta, read_exact, Rt, Spawner};
 use crate::spin::spin_ns;
 use crate::Error;
 
-const REQUEST_LEN: usize = 32;
-const RESPONSE_LEN: usize = 16;
+pub(crate) const REQUEST_LEN: usize = 32;
+pub(crate) const RESPONSE_LEN: usize = 16;
 const FLAG_MEASURED: u32 = 1;
 const FLAG_PANIC: u32 = 2;
 /// The unrecorded round trip each client makes before the schedule starts.
 const FLAG_HELLO: u32 = 4;
-const STATUS_OK: u8 = 0;
+pub(crate) const STATUS_OK: u8 = 0;
 const STATUS_FAILED: u8 = 1;
 
 /// `tcp-rpc`: the handler spins for a drawn service time.

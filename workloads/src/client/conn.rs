@@ -1,6 +1,8 @@
 //! One client connection: a non-blocking mio socket with its write and
-//! read buffers and the request it carries.
+//! read buffers and the requests it carries, oldest first (up to the
+//! client's `pipeline` depth; one for HTTP/1.1 without pipelining).
 
+use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -18,22 +20,19 @@ pub(crate) enum State {
     Connecting,
     /// Connected; the unrecorded hello request is in flight.
     Hello,
-    /// Ready for a request.
-    Idle,
-    /// One request in flight.
-    Busy,
+    /// Carrying requests: none, or up to the pipeline depth in flight.
+    Open,
     /// Closed or failed; never used again.
     Dead,
 }
 
-/// What reading produced.
+/// What reading left the connection as. The responses parsed on the way
+/// are handed back either way (a server may answer, then close).
 pub(crate) enum ReadOutcome {
-    /// Nothing complete yet.
-    Nothing,
-    /// The in-flight request's response: whether it was the expected one.
-    Answered { ok: bool },
+    /// Still usable.
+    Open,
     /// The connection is finished (peer closed, I/O error, protocol
-    /// error); carries why.
+    /// error); carries why. What is still in flight was not answered.
     Closed(String),
 }
 
@@ -41,15 +40,13 @@ pub(crate) enum ReadOutcome {
 pub(crate) struct Conn {
     sock: TcpStream,
     pub state: State,
+    /// Encoded requests; `wbuf[wpos..]` is not written yet.
     wbuf: Vec<u8>,
     wpos: usize,
     rbuf: Vec<u8>,
-    /// The request in flight (Hello or Busy).
-    pub inflight: Option<Request>,
-    /// The server announced it closes after the current response.
-    closing: bool,
-    /// Why the connection died right after an answer (see [`Conn::read`]).
-    pub dead_reason: Option<String>,
+    /// The requests sent or queued and not answered yet, oldest first:
+    /// responses come back in this order.
+    pub inflight: VecDeque<Request>,
 }
 
 impl Conn {
@@ -63,9 +60,7 @@ impl Conn {
             wbuf: Vec::new(),
             wpos: 0,
             rbuf: Vec::new(),
-            inflight: None,
-            closing: false,
-            dead_reason: None,
+            inflight: VecDeque::new(),
         })
     }
 
@@ -85,18 +80,26 @@ impl Conn {
         }
     }
 
-    /// Encodes `req` and writes as much as the socket takes now (the rest
-    /// on writability).
-    pub(crate) fn send(&mut self, proto: &impl Protocol, req: Request, base: Instant, hello: bool) -> io::Result<()> {
-        self.wbuf.clear();
-        self.wpos = 0;
+    /// Encodes `req` behind whatever is queued and not yet written; the
+    /// caller writes them all at once with [`Conn::flush`] (one write for
+    /// every request queued in one pass of the loop).
+    pub(crate) fn queue(&mut self, proto: &impl Protocol, req: Request, base: Instant, hello: bool) {
+        if self.wpos == self.wbuf.len() {
+            self.wbuf.clear();
+            self.wpos = 0;
+        }
         proto.encode(&req, base, hello, &mut self.wbuf);
-        self.inflight = Some(req);
-        self.state = if hello { State::Hello } else { State::Busy };
-        self.flush()
+        self.inflight.push_back(req);
+        self.state = if hello { State::Hello } else { State::Open };
     }
 
-    /// Writes pending request bytes until done or the socket is full.
+    /// Whether queued bytes wait for the socket.
+    pub(crate) fn unwritten(&self) -> bool {
+        self.wpos < self.wbuf.len()
+    }
+
+    /// Writes queued request bytes until done or the socket is full (the
+    /// rest on writability).
     pub(crate) fn flush(&mut self) -> io::Result<()> {
         while self.wpos < self.wbuf.len() {
             match self.sock.write(&self.wbuf[self.wpos..]) {
@@ -110,15 +113,23 @@ impl Conn {
         Ok(())
     }
 
-    /// Reads what is there and parses one response. `scratch` is the
-    /// thread's read buffer. Edge-triggered epoll needs the socket read
-    /// dry, and a read that returns less than `scratch` did just that: a
-    /// TCP socket hands over all it holds, and bytes arriving later raise
-    /// a new edge. So the usual closing `WouldBlock` read, one syscall per
-    /// answer, is skipped — unless `dry`: the event said the peer closed
-    /// (`EPOLLRDHUP`, whose FIN raises no later edge), or there was no
-    /// event, and then it reads on to the end of what is there.
-    pub(crate) fn read(&mut self, proto: &impl Protocol, scratch: &mut [u8], dry: bool) -> ReadOutcome {
+    /// Reads what is there and parses every whole response in it, in
+    /// order, into `answered` (each with whether it was the expected
+    /// answer). `scratch` is the thread's read buffer. Edge-triggered
+    /// epoll needs the socket read dry, and a read that returns less than
+    /// `scratch` did just that: a TCP socket hands over all it holds, and
+    /// bytes arriving later raise a new edge. So the usual closing
+    /// `WouldBlock` read, one syscall per batch of answers, is skipped —
+    /// unless `dry`: the event said the peer closed (`EPOLLRDHUP`, whose
+    /// FIN raises no later edge), or there was no event, and then it reads
+    /// on to the end of what is there.
+    pub(crate) fn read(
+        &mut self,
+        proto: &impl Protocol,
+        scratch: &mut [u8],
+        dry: bool,
+        answered: &mut Vec<(Request, bool)>,
+    ) -> ReadOutcome {
         let mut eof = false;
         let mut error = None;
         loop {
@@ -144,55 +155,68 @@ impl Conn {
                 }
             }
         }
-        let outcome = self.parse(proto);
-        match outcome {
-            ReadOutcome::Nothing if eof => ReadOutcome::Closed(error.unwrap_or_else(|| self.eof_reason())),
-            ReadOutcome::Answered { ok } if eof || self.closing || !self.rbuf.is_empty() => {
-                // The answer counts; the connection dies after it (the
-                // caller sees `State::Dead` and closes it).
-                self.dead_reason = Some(if !self.rbuf.is_empty() {
-                    format!("{} unexpected bytes after a response", self.rbuf.len())
-                } else {
-                    "the server closed the connection".into()
-                });
-                self.state = State::Dead;
-                ReadOutcome::Answered { ok }
-            }
-            other => other,
+        if let Err(why) = self.parse(proto, answered) {
+            return ReadOutcome::Closed(why);
         }
+        if eof {
+            return ReadOutcome::Closed(error.unwrap_or_else(|| self.eof_reason()));
+        }
+        ReadOutcome::Open
     }
 
     fn eof_reason(&self) -> String {
-        match self.state {
-            State::Busy | State::Hello => "the server closed the connection with a request in flight".into(),
-            _ => "the server closed the connection".into(),
+        match self.inflight.len() {
+            0 => "the server closed the connection".into(),
+            1 => "the server closed the connection with a request in flight".into(),
+            n => format!("the server closed the connection with {n} requests in flight"),
         }
     }
 
-    fn parse(&mut self, proto: &impl Protocol) -> ReadOutcome {
-        if self.rbuf.is_empty() {
-            return ReadOutcome::Nothing;
-        }
-        let Some(req) = self.inflight else {
-            return ReadOutcome::Closed(format!("{} bytes arrived with no request in flight", self.rbuf.len()));
-        };
-        match proto.parse(&self.rbuf, req.id) {
-            Parsed::Partial => ReadOutcome::Nothing,
-            Parsed::Invalid(why) => ReadOutcome::Closed(format!("the peer does not speak {}: {why}", proto.name())),
-            Parsed::Response { len, ok, close } => {
-                self.rbuf.drain(..len);
-                self.closing |= close;
-                self.inflight = None;
-                self.state = State::Idle;
-                ReadOutcome::Answered { ok }
+    /// Takes every whole response off the front of the read buffer, each
+    /// answering the oldest request in flight; `Err` when the connection
+    /// cannot go on (the server said it closes, bytes nobody asked for, a
+    /// response that is not the protocol or not for that request).
+    fn parse(&mut self, proto: &impl Protocol, answered: &mut Vec<(Request, bool)>) -> Result<(), String> {
+        let (mut at, mut got) = (0, 0);
+        let mut result = Ok(());
+        while at < self.rbuf.len() {
+            let Some(&req) = self.inflight.front() else {
+                let extra = self.rbuf.len() - at;
+                result = Err(if got > 0 {
+                    format!("{extra} unexpected bytes after a response")
+                } else {
+                    format!("{extra} bytes arrived with no request in flight")
+                });
+                break;
+            };
+            match proto.parse(&self.rbuf[at..], req.id) {
+                Parsed::Partial => break,
+                Parsed::Invalid(why) => {
+                    result = Err(format!("the peer does not speak {}: {why}", proto.name()));
+                    break;
+                }
+                Parsed::Response { len, ok, close } => {
+                    at += len;
+                    got += 1;
+                    self.inflight.pop_front();
+                    answered.push((req, ok));
+                    if close {
+                        // The answer counts; what follows it will not come.
+                        result = Err(self.eof_reason());
+                        break;
+                    }
+                }
             }
         }
+        self.rbuf.drain(..at);
+        result
     }
 
-    /// Marks the connection dead and closes the socket.
+    /// Marks the connection dead and closes the socket; the caller has
+    /// taken what was in flight.
     pub(crate) fn kill(&mut self, registry: &Registry) {
         self.state = State::Dead;
-        self.inflight = None;
+        self.inflight.clear();
         // Deregistering a socket that is about to close cannot matter.
         let _ = registry.deregister(&mut self.sock);
         let _ = self.sock.shutdown(std::net::Shutdown::Both);

@@ -3,12 +3,21 @@
 //! independent of every runtime under test (it is the load generator).
 //!
 //! Each client thread owns `connections / threads` connections and an
-//! arrival schedule at `rate / threads`. A connection carries one request
-//! at a time (HTTP/1.1 without pipelining); an arrival takes an idle
-//! connection, or waits in the thread's backlog until one frees up — and
-//! its latency is still measured from its *intended* time (wrk2's
-//! coordinated-omission correction; the uncorrected histogram measures
-//! from the actual send).
+//! arrival schedule at `rate / threads`. A connection carries up to
+//! `pipeline` requests at a time (1 by default: HTTP/1.1 without
+//! pipelining); an arrival takes a connection with room, or waits in the
+//! thread's backlog until one has room — and its latency is still
+//! measured from its *intended* time (wrk2's coordinated-omission
+//! correction; the uncorrected histogram measures from the actual send).
+//!
+//! Pipelining (`pipeline` > 1): the arrivals released in one pass of the
+//! loop fill one connection's room before the next one's, are encoded
+//! behind each other and written with one write per connection at the end
+//! of the pass; one read takes every response that is there, parsed in
+//! order against the connection's FIFO of requests in flight (a tcp-rpc
+//! response names its request: one out of order ends the connection). A
+//! request may so wait for the rest of its batch: that wait is in its
+//! latency, which runs from its intended time.
 //!
 //! Steps of a thread:
 //! 1. connect every connection (non-blocking) and complete one unrecorded
@@ -17,12 +26,12 @@
 //! 2. wait at the start gate until every thread got there; the owner
 //!    fixes the window (none when no connection anywhere is up: an error);
 //! 3. run the loop: release due arrivals into the backlog, hand the
-//!    backlog to idle connections, wait on epoll. The thread paces itself
+//!    backlog to connections with room and write them, wait on epoll. The thread paces itself
 //!    ([`pace`]): a timerfd in its own epoll wakes it shortly before each
 //!    arrival and it polls without blocking for the last tenth of the wait
 //!    ([`pace::MIN_LEAD`]..[`pace::MAX_LEAD`]), so a request is sent within microseconds of its intended time, with
 //!    no other thread on the send path (epoll's own timeout has
-//!    millisecond resolution). While no connection is idle the timer is
+//!    millisecond resolution). While no connection has room the timer is
 //!    not armed: the loop waits for answers alone. While requests are in
 //!    flight it polls without blocking for up to [`ANSWER_SPIN`] before
 //!    it sleeps;
@@ -34,11 +43,12 @@
 //! connection or of time): `scheduled = sent + never_sent` in every run.
 //!
 //! Faults are counted, never hung on: a refused connection, a peer that
-//! closes mid-run (its in-flight request fails; later arrivals use the
+//! closes mid-run (its in-flight requests fail; later arrivals use the
 //! other connections, or fail at once when none is left) and a peer that
 //! does not speak the protocol all end a connection with a reason, and the
 //! run's notes say how many connections ended and why.
 
+mod backlog;
 mod conn;
 pub(crate) mod h2;
 pub(crate) mod pace;
@@ -57,12 +67,13 @@ use std::time::{Duration, Instant};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
+use self::backlog::Backlog;
+pub(crate) use self::backlog::Pending;
 use self::conn::{Conn, ReadOutcome, State};
 use self::pace::Pacer;
 use self::proto::Protocol;
 use crate::affinity::pin_current;
 use crate::api::{extra, CounterValues};
-use crate::arrivals::Arrivals;
 use crate::cpu_time::CpuMeter;
 use crate::loadgen::{drain_budget, schedule, wait_until, GenTotals, LoadSpec, OpenReport, Request, Window};
 use crate::recorders::{Collector, Histos};
@@ -98,6 +109,8 @@ pub(crate) struct ClientSpec {
     pub addr: SocketAddr,
     pub connections: usize,
     pub threads: usize,
+    /// Requests in flight per connection, at most (1: no pipelining).
+    pub pipeline: usize,
     /// Rate, arrivals, seed, window; `load.threads` is ignored.
     pub load: LoadSpec,
 }
@@ -114,18 +127,26 @@ impl ClientSpec {
     }
 }
 
-/// How many connections over how many client threads (workload params
-/// `connections`, `client-threads`).
+/// How many connections over how many client threads, with how many
+/// requests in flight on each (workload params `connections`,
+/// `client-threads`, `pipeline`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ClientShape {
     pub connections: usize,
     pub threads: usize,
+    pub pipeline: usize,
 }
 
 impl ClientShape {
     /// The client spec of a run against `addr`.
     pub(crate) fn spec(&self, addr: SocketAddr, load: &LoadSpec) -> ClientSpec {
-        ClientSpec { addr, connections: self.connections, threads: self.threads, load: load.clone() }
+        ClientSpec {
+            addr,
+            connections: self.connections,
+            threads: self.threads,
+            pipeline: self.pipeline,
+            load: load.clone(),
+        }
     }
 }
 
@@ -158,8 +179,8 @@ pub(crate) fn client_report<T>(
     histos.service = server_side.service;
     histos.deadline_misses = server_side.deadline_misses;
     // Counted apart from failed requests: a connection that never came up
-    // (or ended early) fails at most its one request in flight, but takes
-    // its share of the load away.
+    // (or ended early) fails at most its requests in flight, but takes its
+    // share of the load away.
     let mut extras = vec![
         (extra::CONNECTIONS.to_string(), spec.connections as f64),
         (extra::FAILED_CONNECTIONS.to_string(), ended as f64),
@@ -180,8 +201,9 @@ pub(crate) struct ThreadResult {
     /// Connections that ended before the run did, and the first reason.
     pub ended: usize,
     pub first_error: Option<String>,
-    /// HTTP/2: the most streams one connection had in flight at once (0
-    /// for the one-request-per-connection protocols).
+    /// HTTP/2: the most streams one connection had in flight at once;
+    /// with `pipeline` > 1, the most requests (0 for one request per
+    /// connection).
     pub max_streams: usize,
 }
 
@@ -343,9 +365,21 @@ fn client_thread<P: Protocol>(
     };
     let mut conns = Vec::with_capacity(r.conns);
     handshake(spec, proto, base, &mut poll, &mut conns, &mut r);
-    let up = conns.iter().filter(|c| c.state == State::Idle).count();
+    let up = conns.iter().filter(|c| c.state == State::Open).count();
     let Some(w) = gate.arrive(up) else { return r };
-    let mut lp = Loop { spec, proto, base, w: &w, index, conns: &mut conns, r: &mut r, poll: &mut poll, answers: 0 };
+    let mut lp = Loop {
+        spec,
+        proto,
+        base,
+        w: &w,
+        index,
+        conns: &mut conns,
+        r: &mut r,
+        poll: &mut poll,
+        answers: 0,
+        inflight: 0,
+        answered: Vec::new(),
+    };
     lp.run(&mut pacer, stall);
     r
 }
@@ -387,6 +421,7 @@ fn handshake<P: Protocol>(
     let deadline = Instant::now() + CONNECT_TIMEOUT;
     let mut events = Events::with_capacity(EVENTS);
     let mut scratch = vec![0; READ_CHUNK];
+    let mut answered = Vec::new();
     let hello = Request { id: u64::MAX, intended: base, sent: base, seed: 0, measured: false, must_panic: false };
     let pending = |conns: &[Conn]| conns.iter().any(|c| matches!(c.state, State::Connecting | State::Hello));
     while pending(conns) {
@@ -408,7 +443,10 @@ fn handshake<P: Protocol>(
             let Some(c) = conns.get_mut(ev.token().0) else { continue };
             let mut step = match c.state {
                 State::Connecting => match c.finish_connect() {
-                    Ok(true) => c.send(proto, hello, base, true).map_err(|e| format!("sending hello: {e}")),
+                    Ok(true) => {
+                        c.queue(proto, hello, base, true);
+                        c.flush().map_err(|e| format!("sending hello: {e}"))
+                    }
                     Ok(false) => Ok(()),
                     Err(e) => Err(format!("connecting to {}: {e}", spec.addr)),
                 },
@@ -417,12 +455,20 @@ fn handshake<P: Protocol>(
             // Edge-triggered: bytes that arrived with the connect's event
             // raise no new one, so a fresh Hello reads at once.
             step = step.and_then(|()| match c.state {
-                State::Hello => match c.read(proto, &mut scratch, true) {
-                    ReadOutcome::Nothing => c.flush().map_err(|e| format!("sending hello: {e}")),
-                    ReadOutcome::Answered { ok: true } if c.state == State::Idle => Ok(()),
-                    ReadOutcome::Answered { .. } => Err(format!("bad answer to the hello request from {}", spec.addr)),
-                    ReadOutcome::Closed(why) => Err(why),
-                },
+                State::Hello => {
+                    answered.clear();
+                    match c.read(proto, &mut scratch, true, &mut answered) {
+                        ReadOutcome::Closed(why) => Err(why),
+                        ReadOutcome::Open => match answered.first() {
+                            None => c.flush().map_err(|e| format!("sending hello: {e}")),
+                            Some((_, true)) => {
+                                c.state = State::Open;
+                                Ok(())
+                            }
+                            Some((_, false)) => Err(format!("bad answer to the hello request from {}", spec.addr)),
+                        },
+                    }
+                }
                 _ => Ok(()),
             });
             if let Err(why) = step {
@@ -431,68 +477,6 @@ fn handshake<P: Protocol>(
             }
         }
         open_more(conns, r, poll);
-    }
-}
-
-/// A request waiting for a connection.
-#[derive(Clone, Copy)]
-struct Pending {
-    id: u64,
-    intended: Instant,
-}
-
-/// The arrivals released (due) and not yet sent, oldest first, in constant
-/// memory whatever the overload: a clone of the thread's schedule, taken
-/// before the first arrival, replays the same sequence one step behind
-/// the release side, so the backlog is a count plus that cursor (a queue
-/// of 24-byte entries grew by the offered rate under overload: 1.4 GB for
-/// 60 s at 1M/s).
-struct Backlog {
-    replay: Arrivals,
-    start: Instant,
-    /// Released and not yet taken.
-    waiting: u64,
-    /// The oldest waiting one, once drawn from `replay`.
-    head: Option<Pending>,
-    next_id: u64,
-    step: u64,
-}
-
-impl Backlog {
-    /// The backlog of a schedule whose first id is `first_id`, ids stepping
-    /// by `step`; `replay` is a clone of the schedule before any draw.
-    fn new(replay: Arrivals, start: Instant, first_id: u64, step: u64) -> Backlog {
-        Backlog { replay, start, waiting: 0, head: None, next_id: first_id, step }
-    }
-
-    /// The release side took its next arrival from the schedule.
-    fn release(&mut self) {
-        self.waiting += 1;
-    }
-
-    fn is_empty(&self) -> bool {
-        self.waiting == 0
-    }
-
-    /// The oldest waiting arrival, left in place.
-    fn front(&mut self) -> Option<Pending> {
-        if self.waiting == 0 {
-            return None;
-        }
-        if self.head.is_none() {
-            let intended = self.replay.next_at(self.start);
-            self.head = Some(Pending { id: self.next_id, intended });
-            self.next_id += self.step;
-        }
-        self.head
-    }
-
-    /// Takes the oldest waiting arrival.
-    fn pop(&mut self) -> Option<Pending> {
-        let p = self.front()?;
-        self.head = None;
-        self.waiting -= 1;
-        Some(p)
     }
 }
 
@@ -538,6 +522,10 @@ struct Loop<'a, P> {
     poll: &'a mut Poll,
     /// Answers read so far (for the answer gap, see [`ANSWER_SPIN`]).
     answers: u64,
+    /// Requests in flight on every connection together.
+    inflight: usize,
+    /// The answers of the latest read (reused).
+    answered: Vec<(Request, bool)>,
 }
 
 impl<P: Protocol> Loop<'_, P> {
@@ -555,8 +543,10 @@ impl<P: Protocol> Loop<'_, P> {
         };
         let mut next = take(&mut self.r.gen);
         let mut stall_pending = self.index == 0 && !self.spec.load.stall.is_zero();
-        let mut idle: Vec<usize> = (0..self.conns.len()).filter(|&i| self.conns[i].state == State::Idle).collect();
-        let mut live = idle.len();
+        // Connections with room for another request (all of them, empty,
+        // at the start).
+        let mut room: Vec<usize> = (0..self.conns.len()).filter(|&i| self.conns[i].state == State::Open).collect();
+        let mut live = room.len();
         let hard_deadline = w.send_until + drain_budget(&self.spec.load);
         let mut events = Events::with_capacity(EVENTS);
         let mut scratch = vec![0; READ_CHUNK];
@@ -585,20 +575,19 @@ impl<P: Protocol> Loop<'_, P> {
                 backlog.release();
                 next = take(&mut self.r.gen);
             }
-            self.dispatch(&mut backlog, &mut idle, &mut live);
-            let busy = live - idle.len();
+            self.dispatch(&mut backlog, &mut room, &mut live);
             // In-flight requests at the hard deadline stay unanswered:
             // `into_output` counts them as unfinished (failed). Nothing can
             // be waiting then (`send_until` came first).
-            if (next.is_none() && backlog.is_empty() && busy == 0) || now >= hard_deadline {
+            if (next.is_none() && backlog.is_empty() && self.inflight == 0) || now >= hard_deadline {
                 return;
             }
-            // An arrival with no idle connection to take it waits in the
+            // An arrival with no connection to take it waits in the
             // backlog whenever it is released (its latency counts from its
             // intended time either way), so the timer is armed only while a
-            // connection is idle: a saturated loop blocks for answers alone
-            // and pays no timer syscall per request.
-            let pace = next.filter(|_| !idle.is_empty());
+            // connection has room: a saturated loop blocks for answers
+            // alone and pays no timer syscall per request.
+            let pace = next.filter(|_| !room.is_empty());
             let timeout = match pacer.timeout(pace, now, POLL_TICK) {
                 Ok(t) => t,
                 Err(e) => {
@@ -608,7 +597,7 @@ impl<P: Protocol> Loop<'_, P> {
                     pace.map_or(POLL_TICK, |t| t.saturating_duration_since(now).min(POLL_TICK))
                 }
             };
-            let timeout = if busy > 0 && !timeout.is_zero() && gap.close() {
+            let timeout = if self.inflight > 0 && !timeout.is_zero() && gap.close() {
                 let until = *spin_until.get_or_insert(now + ANSWER_SPIN);
                 if now < until {
                     Duration::ZERO
@@ -632,16 +621,21 @@ impl<P: Protocol> Loop<'_, P> {
                     pacer.fired();
                 } else {
                     let dry = ev.is_read_closed() || ev.is_error();
-                    self.on_ready(ev.token().0, dry, &mut idle, &mut live, &mut scratch);
+                    self.on_ready(ev.token().0, dry, &mut room, &mut live, &mut scratch);
                 }
             }
             gap.saw(self.answers);
         }
     }
 
-    /// Hands waiting requests to idle connections; with no live
-    /// connection left, they fail at once.
-    fn dispatch(&mut self, backlog: &mut Backlog, idle: &mut Vec<usize>, live: &mut usize) {
+    /// Hands waiting requests to connections with room, filling one before
+    /// the next, and writes each connection's new requests at once: as
+    /// soon as it is full (with `pipeline=1`, at every request), or at the
+    /// end for the one left with room. With no live connection left,
+    /// requests fail at once.
+    fn dispatch(&mut self, backlog: &mut Backlog, room: &mut Vec<usize>, live: &mut usize) {
+        // The connection with requests queued and not written yet.
+        let mut filling = None;
         while let Some(p) = backlog.front() {
             let measured = p.intended >= self.w.measure_from;
             if *live == 0 {
@@ -652,7 +646,7 @@ impl<P: Protocol> Loop<'_, P> {
                 }
                 continue;
             }
-            let Some(i) = idle.pop() else { return };
+            let Some(&i) = room.last() else { break };
             backlog.pop();
             let must_panic = self.spec.load.must_panic(p.id);
             let now = Instant::now();
@@ -665,61 +659,85 @@ impl<P: Protocol> Loop<'_, P> {
                 must_panic,
             };
             self.r.gen.record_send(self.w, p.intended, now);
-            if let Err(e) = self.conns[i].send(self.proto, req, self.base, false) {
-                self.fail(i, format!("sending: {e}"), live);
+            let c = &mut self.conns[i];
+            c.queue(self.proto, req, self.base, false);
+            self.inflight += 1;
+            filling = Some(i);
+            if self.spec.pipeline > 1 {
+                self.r.max_streams = self.r.max_streams.max(c.inflight.len());
             }
+            if c.inflight.len() >= self.spec.pipeline {
+                room.pop();
+                filling = None;
+                self.write(i, room, live);
+            }
+        }
+        if let Some(i) = filling {
+            self.write(i, room, live);
         }
     }
 
-    /// Ends connection `i`; its in-flight request (if any) failed.
-    fn fail(&mut self, i: usize, why: String, live: &mut usize) {
+    /// Writes connection `i`'s queued requests; a failed write ends it.
+    fn write(&mut self, i: usize, room: &mut Vec<usize>, live: &mut usize) {
+        if let Err(e) = self.conns[i].flush() {
+            self.fail(i, format!("sending: {e}"), room, live);
+        }
+    }
+
+    /// Ends connection `i`; every request it had in flight failed.
+    fn fail(&mut self, i: usize, why: String, room: &mut Vec<usize>, live: &mut usize) {
         let c = &mut self.conns[i];
-        if let Some(req) = c.inflight.take() {
+        let now = Instant::now();
+        self.inflight -= c.inflight.len();
+        for req in c.inflight.drain(..) {
             if req.measured {
-                self.r.histos.record_answer(self.w.end, req.intended, req.sent, Instant::now(), false);
+                self.r.histos.record_answer(self.w.end, req.intended, req.sent, now, false);
             }
         }
         c.kill(self.poll.registry());
+        room.retain(|&j| j != i);
         *live -= 1;
         self.r.conn_ended(why);
     }
 
-    /// Connection `i` is ready; `dry`: read it to the end (see
-    /// [`Conn::read`]).
-    fn on_ready(&mut self, i: usize, dry: bool, idle: &mut Vec<usize>, live: &mut usize, scratch: &mut [u8]) {
+    /// Connection `i` is ready: writes what waits for the socket and reads
+    /// every answer there is; `dry`: read it to the end (see
+    /// [`Conn::read`]). A connection with nothing in flight that becomes
+    /// readable was closed (or sent garbage): found out now rather than at
+    /// the next send.
+    fn on_ready(&mut self, i: usize, dry: bool, room: &mut Vec<usize>, live: &mut usize, scratch: &mut [u8]) {
         let Some(c) = self.conns.get_mut(i) else { return };
-        if c.state != State::Busy {
-            if c.state == State::Idle {
-                // An idle connection that becomes readable was closed (or
-                // sent garbage): find out now rather than at the next send.
-                if let ReadOutcome::Closed(why) = c.read(self.proto, scratch, true) {
-                    idle.retain(|&j| j != i);
-                    self.fail(i, why, live);
-                }
+        if c.state != State::Open {
+            return;
+        }
+        if c.unwritten() {
+            if let Err(e) = c.flush() {
+                self.fail(i, format!("sending: {e}"), room, live);
+                return;
             }
-            return;
         }
-        if let Err(e) = c.flush() {
-            self.fail(i, format!("sending: {e}"), live);
-            return;
-        }
-        let req = c.inflight;
-        match c.read(self.proto, scratch, dry) {
-            ReadOutcome::Nothing => {}
-            ReadOutcome::Answered { ok } => {
-                let req = req.expect("an answered connection had a request in flight");
+        let had_room = c.inflight.len() < self.spec.pipeline;
+        let dry = dry || c.inflight.is_empty();
+        self.answered.clear();
+        let outcome = c.read(self.proto, scratch, dry, &mut self.answered);
+        let has_room = c.inflight.len() < self.spec.pipeline;
+        if !self.answered.is_empty() {
+            let now = Instant::now();
+            for &(req, ok) in &self.answered {
                 if req.measured {
-                    self.r.histos.record_answer(self.w.end, req.intended, req.sent, Instant::now(), ok);
-                }
-                self.answers += 1;
-                if c.state == State::Dead {
-                    let why = c.dead_reason.take().unwrap_or_default();
-                    self.fail(i, why, live);
-                } else {
-                    idle.push(i);
+                    self.r.histos.record_answer(self.w.end, req.intended, req.sent, now, ok);
                 }
             }
-            ReadOutcome::Closed(why) => self.fail(i, why, live),
+            self.answers += self.answered.len() as u64;
+            self.inflight -= self.answered.len();
+        }
+        match outcome {
+            ReadOutcome::Open => {
+                if has_room && !had_room {
+                    room.push(i);
+                }
+            }
+            ReadOutcome::Closed(why) => self.fail(i, why, room, live),
         }
     }
 }

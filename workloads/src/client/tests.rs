@@ -29,7 +29,7 @@ fn load(rate: f64, duration_ms: u64) -> LoadSpec {
 }
 
 fn spec(addr: SocketAddr, connections: usize, threads: usize, load: LoadSpec) -> ClientSpec {
-    ClientSpec { addr, connections, threads, load }
+    ClientSpec { addr, connections, threads, pipeline: 1, load }
 }
 
 const OK_RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nabcde";
