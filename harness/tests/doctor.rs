@@ -33,7 +33,12 @@ const MEASURED: [(&str, &[&str]); 7] = [
     ("loadgen-bias", &["reference_p50_us", "reference_p99_us", "load_p50_us", "load_p99_us", "bias_p50_us"]),
     (
         "loadgen-ceiling",
-        &["offered_per_s_per_client_thread", "offered_per_s_per_generator_thread", "offered_per_s_generator_alone"],
+        &[
+            "offered_per_s_per_client_thread",
+            "offered_per_s_per_generator_thread",
+            "offered_per_s_generator_alone",
+            "offered_per_s_per_client_thread_pipelined",
+        ],
     ),
 ];
 

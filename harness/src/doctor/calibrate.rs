@@ -23,7 +23,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use wsbench_workloads::instruments::{self, quantile};
 
-use crate::doctor::{self, Level, Machine};
+use crate::doctor::{self, pipelined, Level, Machine};
 
 /// How often the spin calibration is redone while it is watched (for
 /// `--calibrate-span`).
@@ -550,6 +550,7 @@ fn loadgen_ceiling() -> Check {
         out.offered_per_s.context("the load generator measured no offered rate")
     });
     let in_process = in_process_ceiling();
+    let pipelined = pipelined::ceiling();
     match measured {
         Ok(offered) => Check {
             check: CEILING_CHECK.to_string(),
@@ -558,11 +559,13 @@ fn loadgen_ceiling() -> Check {
                 .chain(in_process.as_ref().ok().into_iter().flat_map(|r| {
                     [fig(IN_PROCESS_CEILING_FIGURE, r.remote_spawn, "/s"), fig(GENERATOR_ALONE_FIGURE, r.alone, "/s")]
                 }))
+                .chain(pipelined.as_ref().ok().map(|r| fig(pipelined::FIGURE, *r, "/s")))
                 .collect(),
             detail: format!(
                 "asked {:.0}/s of one client thread on {CEILING_CONNECTIONS} connections to an in-process http \
-                 server (steal-half x1): it sent {offered:.0}/s; {}",
+                 server (steal-half x1): it sent {offered:.0}/s; {}; {}",
                 CEILING_ASKED_PER_S,
+                pipelined::detail(&pipelined),
                 match &in_process {
                     Ok(r) => format!(
                         "asked {IN_PROCESS_ASKED_PER_S:.0}/s of one in-process generator thread (rpc-fanout fanout=0, \
@@ -628,7 +631,9 @@ fn pacing_warnings(cells: &[crate::config::Cell], calibration: Option<&Calibrati
         let Ok(params) = wsbench_workloads::resolved_params(&cell.runtime, &cell.spec) else { continue };
         let paced = PACERS.iter().find_map(|(param, name, what)| {
             let threads = params.iter().find(|(k, _)| k == param).and_then(|(_, v)| v.parse::<u64>().ok())?;
-            Some((threads, figure(name)?, *param, *what))
+            let (name, what) =
+                if *param == "client-threads" { pipelined::client_pacer(&params, (name, what)) } else { (*name, *what) };
+            Some((threads, figure(name)?, *param, what))
         });
         let Some((threads, per_thread, param, what)) = paced else { continue };
         let reach = per_thread * threads as f64;

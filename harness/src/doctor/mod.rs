@@ -7,6 +7,7 @@
 //! the checks run against a made-up tree in tests.
 
 pub mod calibrate;
+mod pipelined;
 
 use std::collections::BTreeMap;
 use std::fs;
