@@ -16,7 +16,8 @@ pub const FIGURE: &str = "offered_per_s_per_client_thread_pipelined";
 pub const DEPTH: &str = "64";
 /// Connections of the one client thread.
 const CONNECTIONS: &str = "16";
-/// Far beyond one thread (4.4M/s at depth 64 on the 2-vCPU VM).
+/// Far beyond one thread (4.2M/s at depth 64 on the 2-vCPU VM,
+/// `results/tcp-client-ceiling`).
 const ASKED_PER_S: f64 = 20_000_000.0;
 const SPAN: Duration = Duration::from_secs(1);
 
