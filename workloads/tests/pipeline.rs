@@ -6,7 +6,7 @@
 mod common;
 
 use std::io::{Read, Write};
-use std::net::TcpListener;
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::thread;
 use std::time::Duration;
 
@@ -19,6 +19,21 @@ const WATCHDOG: Duration = Duration::from_secs(120);
 
 fn extra(out: &RunOutput, name: &str) -> f64 {
     out.extras.iter().find(|(n, _)| n == name).map_or_else(|| panic!("no extra {name}"), |e| e.1)
+}
+
+/// A tcp-rpc server on a loopback port that runs `serve` on its first
+/// connection.
+fn one_connection(serve: impl FnOnce(TcpStream) + Send + 'static) -> (SocketAddr, thread::JoinHandle<()>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    (addr, thread::spawn(move || serve(l.accept().unwrap().0)))
+}
+
+/// Writes the success response (id, status 0, padding) to each 32-byte
+/// tcp-rpc request in `reqs`, in order, in one write.
+fn answer(s: &mut TcpStream, reqs: &[u8]) {
+    let out: Vec<u8> = reqs.chunks_exact(32).flat_map(|r| r[..8].iter().copied().chain([0u8; 8])).collect();
+    s.write_all(&out).unwrap();
 }
 
 /// Every scheduled request was sent and answered well, and no connection
@@ -109,15 +124,10 @@ fn assert_overload_answered(workload: &str) {
 /// is left), and `scheduled = sent + never sent` still holds.
 #[test]
 fn a_server_closing_with_requests_in_flight_fails_every_one() {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap();
-    let server = thread::spawn(move || {
-        let (mut s, _) = l.accept().unwrap();
-        let mut req = [0u8; 32];
-        s.read_exact(&mut req).unwrap();
-        let mut resp = [0u8; 16];
-        resp[..8].copy_from_slice(&req[..8]);
-        s.write_all(&resp).unwrap();
+    let (addr, server) = one_connection(|mut s| {
+        let mut hello = [0u8; 32];
+        s.read_exact(&mut hello).unwrap();
+        answer(&mut s, &hello);
         let mut five = [0u8; 5 * 32];
         s.read_exact(&mut five).unwrap();
     });
@@ -161,14 +171,7 @@ fn under_overload_pipelined_counts_add_up() {
 /// batches) is answered.
 #[test]
 fn a_connection_carries_its_whole_depth_at_once() {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap();
-    let server = thread::spawn(move || {
-        let (mut s, _) = l.accept().unwrap();
-        let answer = |s: &mut std::net::TcpStream, reqs: &[u8]| {
-            let out: Vec<u8> = reqs.chunks_exact(32).flat_map(|r| r[..8].iter().copied().chain([0u8; 8])).collect();
-            s.write_all(&out).unwrap();
-        };
+    let (addr, server) = one_connection(|mut s| {
         let mut hello = [0u8; 32];
         s.read_exact(&mut hello).unwrap();
         answer(&mut s, &hello);

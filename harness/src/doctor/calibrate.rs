@@ -631,8 +631,11 @@ fn pacing_warnings(cells: &[crate::config::Cell], calibration: Option<&Calibrati
         let Ok(params) = wsbench_workloads::resolved_params(&cell.runtime, &cell.spec) else { continue };
         let paced = PACERS.iter().find_map(|(param, name, what)| {
             let threads = params.iter().find(|(k, _)| k == param).and_then(|(_, v)| v.parse::<u64>().ok())?;
-            let (name, what) =
-                if *param == "client-threads" { pipelined::client_pacer(&params, (name, what)) } else { (*name, *what) };
+            let (name, what) = if *param == "client-threads" {
+                pipelined::client_pacer(&params, (name, what))
+            } else {
+                (*name, *what)
+            };
             Some((threads, figure(name)?, *param, what))
         });
         let Some((threads, per_thread, param, what)) = paced else { continue };
