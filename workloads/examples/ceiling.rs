@@ -98,7 +98,11 @@ fn tcp_ceiling(args: &[String]) {
          sent {:.0}/s, answered {answered:.0}/s, failed {}, max in flight per connection {}",
         out.offered_per_s.unwrap_or(f64::NAN),
         out.failed.unwrap_or(0),
-        extra("max_streams_per_connection"),
+        // Reported only when pipelining (more than one in flight).
+        out.extras
+            .iter()
+            .find(|(n, _)| n == "max_streams_per_connection")
+            .map_or_else(|| "- (one at a time)".to_string(), |e| format!("{:.0}", e.1)),
     );
 }
 
