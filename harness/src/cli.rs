@@ -253,7 +253,9 @@ pub struct BisectArgs {
     pub bad: String,
     /// The figure judged: `time` (p50_us, the median time of one operation), `throughput`
     /// (throughput_per_s), `cpu` (cpu_us_per_op) or `p99` (p99_us) [default: the workload's main
-    /// figure: p99 for open-loop workloads, throughput for the others].
+    /// figure: p99 for open-loop workloads, throughput for the others]. A step is bad when the
+    /// gate's test (--threshold, --tail-threshold, --alpha, as for `compare`) says the midpoint
+    /// changed against the good end as the bad end did.
     #[arg(long, value_name = "METRIC", value_parser = ["time", "throughput", "cpu", "p99"])]
     pub metric: Option<String>,
     /// Most pairs of runs per step: a step runs 5, then 10, then 20, ... pairs (up to this) until it
@@ -313,16 +315,9 @@ pub struct BisectArgs {
     /// Pin workers, as for `run`.
     #[arg(long)]
     pub pin: bool,
-    /// Effect-size floor for throughput, p50 and p90, as for `compare`.
-    #[arg(long, value_name = "PERCENT", default_value = "5%", allow_hyphen_values = true)]
-    pub threshold: String,
-    /// Effect-size floor for p99 and CPU per op, as for `compare`.
-    #[arg(long, value_name = "PERCENT", default_value = "10%", allow_hyphen_values = true)]
-    pub tail_threshold: String,
-    /// Significance level, as for `compare`: a step is bad when the gate's test says the midpoint
-    /// changed against the good end as the bad end did.
-    #[arg(long, value_name = "FRACTION", default_value = "0.05", allow_hyphen_values = true, value_parser = fraction_value)]
-    pub alpha: f64,
+    /// The gate's floors and significance level, as for `compare` (see --metric).
+    #[command(flatten)]
+    pub gate: GateArgs,
 }
 
 /// Options of `wsbench merge`.
@@ -358,13 +353,10 @@ pub struct DoctorArgs {
     pub json: Option<PathBuf>,
 }
 
-/// Options of `wsbench compare`.
+/// The gate's effect-size floors and significance level: one definition
+/// for `compare` and `bisect`, which judge with the same test.
 #[derive(Debug, Args)]
-pub struct CompareArgs {
-    /// The baseline results CSV.
-    pub base: PathBuf,
-    /// The results CSV to judge against the baseline.
-    pub current: PathBuf,
+pub struct GateArgs {
     /// Effect-size floor for throughput, p50 and p90, a percentage (`5%`; a bare `5` is five
     /// percent too, a bare number below 1 is refused as ambiguous): smaller changes are
     /// `unchanged`.
@@ -376,9 +368,22 @@ pub struct CompareArgs {
     pub tail_threshold: String,
     /// Significance level, a fraction in (0, 1) (`0.05`, or `5%`): a metric changes only when
     /// both its Mann-Whitney U p-value and its Benjamini-Hochberg q-value (Welch's t-test on the
-    /// log runs, corrected for every comparison) are below it.
+    /// log runs, corrected for every comparison) are below it; paired runs (one A/B invocation)
+    /// are judged by the paired t-test on their log ratios.
     #[arg(long, value_name = "FRACTION", default_value = "0.05", allow_hyphen_values = true, value_parser = fraction_value)]
     pub alpha: f64,
+}
+
+/// Options of `wsbench compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline results CSV.
+    pub base: PathBuf,
+    /// The results CSV to judge against the baseline.
+    pub current: PathBuf,
+    /// The gate's floors and significance level.
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// Also write the verdicts as JSON to this path.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,

@@ -12,8 +12,8 @@ use wsbench_workloads::remote::{client_only_params, servable_workloads};
 
 use crate::bisect;
 use crate::cli::{
-    BisectArgs, Cli, CompareArgs, HistoryArgs, HistoryCommand, HistoryDetectArgs, LoadArgs, MergeArgs, PlotArgs,
-    ReportArgs, ServeArgs,
+    BisectArgs, Cli, CompareArgs, GateArgs, HistoryArgs, HistoryCommand, HistoryDetectArgs, LoadArgs, MergeArgs,
+    PlotArgs, ReportArgs, ServeArgs,
 };
 use crate::compare;
 use crate::config::RunConfig;
@@ -24,12 +24,17 @@ use crate::parse::{check_label, parse_duration, parse_percent};
 use crate::remote::{LoadOptions, ServeOptions};
 use crate::stats::changepoint::{Method, Search};
 
+/// The gate's floors of `compare` and `bisect`, checked.
+fn floors(g: &GateArgs) -> Result<compare::Floors> {
+    compare::floors_of(&g.threshold, &g.tail_threshold, g.alpha)
+}
+
 /// `wsbench compare`.
 pub fn compare(a: &CompareArgs) -> Result<compare::Options> {
     Ok(compare::Options {
         base: a.base.clone(),
         current: a.current.clone(),
-        floors: compare::floors_of(&a.threshold, &a.tail_threshold, a.alpha)?,
+        floors: floors(&a.gate)?,
         json: a.json.clone(),
         out: a.out.clone(),
     })
@@ -153,7 +158,7 @@ pub fn bisect(a: &BisectArgs) -> Result<bisect::Options> {
         max_runs: a.max_runs,
         seed: a.seed,
         per_run: config.warmup + config.duration,
-        floors: compare::floors_of(&a.threshold, &a.tail_threshold, a.alpha)?,
+        floors: floors(&a.gate)?,
         dry_run: a.dry_run,
         remeasure: a.remeasure,
         json: a.json.clone(),
