@@ -81,6 +81,14 @@ pub(crate) fn encode_request(r: &Request, base: Instant, hello: bool) -> [u8; RE
     b
 }
 
+/// The wire form of the response to request `id`: its id, then the status.
+pub(crate) fn encode_response(id: u64, ok: bool) -> [u8; RESPONSE_LEN] {
+    let mut resp = [0u8; RESPONSE_LEN];
+    resp[0..8].copy_from_slice(&id.to_le_bytes());
+    resp[8] = if ok { STATUS_OK } else { STATUS_FAILED };
+    resp
+}
+
 /// The response to request `id` at the start of `buf`.
 pub(crate) fn parse_response(buf: &[u8], id: u64) -> Parsed {
     let Some(resp) = buf.get(..RESPONSE_LEN) else {
@@ -200,10 +208,7 @@ async fn connection<S: Spawner>(
                 }
             }
         });
-        let mut resp = [0u8; RESPONSE_LEN];
-        resp[0..8].copy_from_slice(&req.id.to_le_bytes());
-        resp[8] = if out.ok { STATUS_OK } else { STATUS_FAILED };
-        if sp.write_all(&mut stream, &resp).await.is_err() {
+        if sp.write_all(&mut stream, &encode_response(req.id, out.ok)).await.is_err() {
             return;
         }
     }

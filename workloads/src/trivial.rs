@@ -24,7 +24,9 @@ use std::thread;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
-use crate::tcp::{loopback_any, REQUEST_LEN, RESPONSE_LEN, STATUS_OK};
+use crate::tcp::{encode_response, loopback_any, REQUEST_LEN};
+#[cfg(test)]
+use crate::tcp::{RESPONSE_LEN, STATUS_OK};
 
 const LISTENER: Token = Token(usize::MAX);
 const WAKER: Token = Token(usize::MAX - 1);
@@ -163,10 +165,8 @@ impl Peer {
     /// Appends the answer to every whole request in `partial` + `bytes`.
     fn answer(&mut self, bytes: &[u8]) {
         let answer_one = |req: &[u8], out: &mut Vec<u8>| {
-            let mut resp = [0u8; RESPONSE_LEN];
-            resp[0..8].copy_from_slice(&req[0..8]);
-            resp[8] = STATUS_OK;
-            out.extend_from_slice(&resp);
+            let id = u64::from_le_bytes(req[0..8].try_into().expect("a whole request"));
+            out.extend_from_slice(&encode_response(id, true));
         };
         let mut rest = bytes;
         if !self.partial.is_empty() {
