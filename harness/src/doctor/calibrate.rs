@@ -23,7 +23,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use wsbench_workloads::instruments::{self, quantile};
 
-use crate::doctor::{self, pipelined, Level, Machine};
+use crate::doctor::{self, pipelined, workload_spec, Level, Machine, CEILING_RUN};
 
 /// How often the spin calibration is redone while it is watched (for
 /// `--calibrate-span`).
@@ -400,21 +400,12 @@ fn measure_bias() -> Result<((f64, f64), (f64, f64))> {
         let us = |ns: u64| ns as f64 / 1e3;
         let params = [("connections", "1"), ("client-threads", "1"), ("arrival", "uniform")];
         let opts = RunOptions { duration: BIAS_SPAN, warmup: Duration::from_millis(200), seed: 1 };
-        let out = wsbench_workloads::remote::load(addr, rt, &http_spec(&params, Some(BIAS_RATE)), &opts)
+        let out = wsbench_workloads::remote::load(addr, rt, &workload_spec("http", &params, Some(BIAS_RATE)), &opts)
             .context("wsbench load")?;
         anyhow::ensure!(!out.latency_ns.is_empty(), "wsbench load recorded no latency");
         let q = |p: f64| us(out.latency_ns.value_at_quantile(p));
         Ok(((us(reference.p50_ns), us(reference.p99_ns)), (q(0.5), q(0.99))))
     })
-}
-
-/// The `http` workload's spec with `params`, open loop at `rate`.
-fn http_spec(params: &[(&str, &str)], rate: Option<f64>) -> wsbench_workloads::api::WorkloadSpec {
-    wsbench_workloads::api::WorkloadSpec {
-        name: "http".to_string(),
-        params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        rate_per_s: rate,
-    }
 }
 
 /// Runs `f` against an in-process `http` server (steal-half, 1 worker) on
@@ -443,7 +434,7 @@ fn with_http_server<T>(
             };
             wsbench_workloads::remote::serve(
                 &server_rt,
-                &http_spec(&[], None),
+                &workload_spec("http", &[], None),
                 "127.0.0.1:0".parse().expect("address"),
                 until,
             )
@@ -464,8 +455,6 @@ fn with_http_server<T>(
 /// The rate the load-generator ceiling check asks of one client thread:
 /// far beyond what one thread can pace, so what it reaches is its ceiling.
 const CEILING_ASKED_PER_S: f64 = 1_000_000.0;
-/// How long the ceiling check measures.
-const CEILING_SPAN: Duration = Duration::from_secs(1);
 /// Connections of the ceiling check (as in `scripts/wrk-check.sh`).
 const CEILING_CONNECTIONS: &str = "16";
 
@@ -500,15 +489,9 @@ struct InProcess {
 /// One in-process generator thread asked for `rate` of `workload` on
 /// steal-half with one worker: the rate it really handed requests over.
 fn in_process_offered(workload: &str, params: &[(&str, &str)], rate: f64) -> Result<f64> {
-    use wsbench_workloads::api::{RunOptions, RuntimeSpec, WorkloadSpec};
-    let rt = RuntimeSpec::parse("steal-half", 1).context("the runtime")?;
-    let spec = WorkloadSpec {
-        name: workload.to_string(),
-        params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        rate_per_s: Some(rate),
-    };
-    let opts = RunOptions { duration: CEILING_SPAN, warmup: Duration::from_millis(100), seed: 1 };
-    let out = wsbench_workloads::run(&rt, &spec, &opts).with_context(|| workload.to_string())?;
+    let rt = wsbench_workloads::api::RuntimeSpec::parse("steal-half", 1).context("the runtime")?;
+    let spec = workload_spec(workload, params, Some(rate));
+    let out = wsbench_workloads::run(&rt, &spec, &CEILING_RUN).with_context(|| workload.to_string())?;
     out.offered_per_s.context("the generator measured no offered rate")
 }
 
@@ -536,15 +519,18 @@ fn in_process_ceiling() -> Result<InProcess> {
 /// one-worker server on the same cores may be the limit), so a rate beyond
 /// it is a warning, not a refusal.
 fn loadgen_ceiling() -> Check {
-    use wsbench_workloads::api::RunOptions;
     let tol = "informational: a --rate above client-threads (loadgen-threads) x the client's (generator's) figure \
                gets a warning before the sweep"
         .to_string();
     let measured = with_http_server(|addr, rt| {
         let params = [("connections", CEILING_CONNECTIONS), ("client-threads", "1"), ("arrival", "uniform")];
-        let opts = RunOptions { duration: CEILING_SPAN, warmup: Duration::from_millis(100), seed: 1 };
-        let out = wsbench_workloads::remote::load(addr, rt, &http_spec(&params, Some(CEILING_ASKED_PER_S)), &opts)
-            .context("wsbench load")?;
+        let out = wsbench_workloads::remote::load(
+            addr,
+            rt,
+            &workload_spec("http", &params, Some(CEILING_ASKED_PER_S)),
+            &CEILING_RUN,
+        )
+        .context("wsbench load")?;
         // Requests handed to the connections per second of the window (the
         // oldest first, so at this overload none is of the window itself).
         out.offered_per_s.context("the load generator measured no offered rate")

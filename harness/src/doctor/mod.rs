@@ -16,6 +16,24 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+/// `workload`'s spec with `params`, open loop at `rate`, for the runs of
+/// `doctor --calibrate`'s checks ([`calibrate`], [`pipelined`]).
+fn workload_spec(workload: &str, params: &[(&str, &str)], rate: Option<f64>) -> wsbench_workloads::api::WorkloadSpec {
+    wsbench_workloads::api::WorkloadSpec {
+        name: workload.to_string(),
+        params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        rate_per_s: rate,
+    }
+}
+
+/// How long each run of the load-generator ceiling checks measures, after
+/// its warm-up ([`calibrate`], [`pipelined`]).
+const CEILING_RUN: wsbench_workloads::api::RunOptions = wsbench_workloads::api::RunOptions {
+    duration: Duration::from_secs(1),
+    warmup: Duration::from_millis(100),
+    seed: 1,
+};
+
 /// How long the busiest-process check samples CPU use.
 pub const BUSY_SAMPLE: Duration = Duration::from_millis(250);
 /// Clock ticks per second of `/proc/<pid>/stat` times (Linux's USER_HZ).

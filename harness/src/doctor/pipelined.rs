@@ -6,9 +6,9 @@
 //! every request with no handler), so that what it sends is its own
 //! ceiling, not a runtime's.
 
-use std::time::Duration;
-
 use anyhow::{Context, Result};
+
+use super::{workload_spec, CEILING_RUN};
 
 /// The figure (sent per second of the window).
 pub const FIGURE: &str = "offered_per_s_per_client_thread_pipelined";
@@ -19,22 +19,16 @@ const CONNECTIONS: &str = "16";
 /// Far beyond one thread (4.2M/s at depth 64 on the 2-vCPU VM,
 /// `results/tcp-client-ceiling`).
 const ASKED_PER_S: f64 = 20_000_000.0;
-const SPAN: Duration = Duration::from_secs(1);
 
 /// The rate one pipelined client thread sent to the trivial server.
 pub(super) fn ceiling() -> Result<f64> {
-    use wsbench_workloads::api::{RunOptions, RuntimeSpec, WorkloadSpec};
     let server = wsbench_workloads::trivial::TrivialServer::start().context("starting the trivial tcp-rpc server")?;
     // The runtime only sizes a default rate; the rate is given.
-    let rt = RuntimeSpec::parse("steal-half", 1).context("the runtime")?;
+    let rt = wsbench_workloads::api::RuntimeSpec::parse("steal-half", 1).context("the runtime")?;
     let params = [("connections", CONNECTIONS), ("client-threads", "1"), ("pipeline", DEPTH), ("arrival", "uniform")];
-    let spec = WorkloadSpec {
-        name: "tcp-rpc".to_string(),
-        params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        rate_per_s: Some(ASKED_PER_S),
-    };
-    let opts = RunOptions { duration: SPAN, warmup: Duration::from_millis(100), seed: 1 };
-    let out = wsbench_workloads::remote::load(server.addr(), &rt, &spec, &opts).context("wsbench load tcp-rpc")?;
+    let spec = workload_spec("tcp-rpc", &params, Some(ASKED_PER_S));
+    let out =
+        wsbench_workloads::remote::load(server.addr(), &rt, &spec, &CEILING_RUN).context("wsbench load tcp-rpc")?;
     out.offered_per_s.context("the load generator measured no offered rate")
 }
 
