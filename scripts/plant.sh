@@ -13,13 +13,16 @@
 #   --workload LIST only the cells of these workloads (comma-separated), e.g.
 #                   the open-loop ones
 #
-# For each planted change and each cell of DIR/results.csv, a copy of the file
-# has that cell's METRIC multiplied by (1 + CHANGE) in every run, and
-# `wsbench compare DIR/base.csv COPY` judges it. The cell counts as flagged
-# when its verdict on METRIC is `regressed` (for a change that makes the metric
-# worse) or `improved` (better). Prints one line per cell and a markdown table:
-# metric, change, cells, flagged, fraction. Also, once, the false alarms of the
-# unplanted pair (comparisons not `unchanged`). Planting 0% measures the same.
+# For each planted change and each cell of DIR/results.csv, `wsbench compare
+# --plant` multiplies that cell's METRIC on the current side by (1 + CHANGE)
+# in every run (with DIR/hdr, which `run --base-bin --hdr-dir` writes, the
+# latency percentiles are judged on each side's added histograms, and the
+# change multiplies every recorded latency), judges the whole file again, and
+# counts the cell as flagged when its verdict on METRIC is `regressed` (for a
+# change that makes the metric worse) or `improved` (better). Prints one line
+# per cell and a markdown table: metric, change, cells, flagged, fraction.
+# Also, once, the false alarms of the unplanted pair (comparisons not
+# `unchanged`). Planting 0% measures the same.
 #
 # Environment: WSBENCH_BIN (a built wsbench; default: cargo build --release).
 # Reads CSV/JSON only. Exit status: 0, or 2 on unusable input.
@@ -41,85 +44,36 @@ done
 bin=$(wsbench_bin)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+hdr_args=()
+if [ -d "$dir/hdr/base" ]; then hdr_args=(--hdr-dir "$dir/hdr"); fi
+plant_args=()
+for p in "$@"; do plant_args+=(--plant "$p"); done
+"$bin" compare "$dir/base.csv" "$current" "${hdr_args[@]}" "${plant_args[@]}" --json "$tmp/plant.json" \
+    --out "$tmp/plant.md" > /dev/null || { rc=$?; echo "error: wsbench compare --plant exited $rc" >&2; exit 2; }
 
-python3 - "$bin" "$dir" "$current" "$tmp" "$workloads" "$@" << 'PY'
-import csv, json, re, subprocess, sys
+python3 - "$tmp/plant.json" "$workloads" << 'PY'
+import json, sys
 
-bin_, dir_, current, tmp, workloads = sys.argv[1:6]
-plants = sys.argv[6:]
-HIGHER_IS_BETTER = {"throughput_per_s"}
-KEY = ["scheduler", "workers", "workload", "knobs", "params", "rate_per_s", "cpus", "cpuset"]
-
-def fail(msg):
-    print(f"error: {msg}", file=sys.stderr)
-    sys.exit(2)
-
-parsed = []
-for p in plants:
-    m = re.fullmatch(r"([a-z0-9_]+)=([+-]?[0-9]+(?:\.[0-9]+)?)%", p)
-    if not m:
-        fail(f"`{p}` is not METRIC=CHANGE; allowed: a CSV column and a signed percentage, e.g. p99_us=+20%")
-    parsed.append((m.group(1), float(m.group(2)) / 100.0))
-
-with open(current, newline="") as f:
-    reader = csv.DictReader(f)
-    header, rows = reader.fieldnames, list(reader)
-for metric, _ in parsed:
-    if metric not in header:
-        fail(f"`{metric}` is not a column of {current}")
-wanted = set(filter(None, workloads.split(",")))
-cells = []
-for r in rows:
-    key = tuple(r.get(k, "") for k in KEY)
-    if key not in cells and (not wanted or r["workload"] in wanted):
-        cells.append(key)
-if not cells:
-    fail(f"no cell of {current} is of the workloads `{workloads}`")
-
-def compare(path):
-    out = f"{tmp}/compare.json"
-    done = subprocess.run([bin_, "compare", f"{dir_}/base.csv", path, "--json", out, "--out", f"{tmp}/compare.md"],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if done.returncode not in (0, 1):
-        sys.stderr.write(done.stderr)
-        fail(f"wsbench compare exited {done.returncode} on {path}")
-    if path == current:
-        sys.stderr.write(done.stderr)  # compare's warnings, once
-    with open(out) as f:
-        return json.load(f)["comparisons"]
-
-def same_cell(c, key):
-    cell = c["cell"]
-    return tuple("" if cell.get(k) is None else str(cell.get(k)) for k in KEY) == key
-
-alarms = [c for c in compare(current) if c["verdict"] != "unchanged"]
-print(f"unplanted: {len(alarms)} comparison(s) not unchanged (false alarms when both sides run the same code)")
+report = json.load(open(sys.argv[1]))
+wanted = set(filter(None, sys.argv[2].split(",")))
+print(f"unplanted: {report['false_alarms']} comparison(s) not unchanged (false alarms when both sides run the same code)")
 table = []
-for metric, change in parsed:
-    worse = (change < 0) if metric in HIGHER_IS_BETTER else (change > 0)
-    expect = "regressed" if worse else "improved"
+for p in report["plants"]:
+    metric, change = p["plant"]["metric"], p["plant"]["change"]
+    cells = [c for c in p["cells"] if not wanted or c["cell"]["workload"] in wanted]
     flagged = 0
-    for key in cells:
-        planted = []
-        for r in rows:
-            r = dict(r)
-            if tuple(r.get(k, "") for k in KEY) == key and r[metric] not in ("", None):
-                r[metric] = repr(float(r[metric]) * (1.0 + change))
-            planted.append(r)
-        path = f"{tmp}/planted.csv"
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
-            w.writeheader()
-            w.writerows(planted)
-        found = [c for c in compare(path) if same_cell(c, key) and c["metric"] == metric]
-        verdict = found[0]["verdict"] if found else "not judged"
-        q = found[0].get("q_value") if found else None
-        flagged += verdict == expect
-        print(f"{metric} {change:+.0%} {'/'.join(key[:3])} {key[3]} {key[4]}: {verdict} (q {q if q is None else f'{q:.3g}'})")
+    for c in cells:
+        cell, verdict, q = c["cell"], c["verdict"] or "not judged", c["q_value"]
+        flagged += verdict == p["expected"]
+        print(f"{metric} {change:+.0%} {cell['scheduler']}/{cell['workers']}/{cell['workload']} {cell.get('knobs') or ''} "
+              f"{cell.get('params') or ''}: {verdict} (q {q if q is None else f'{q:.3g}'})")
     table.append((metric, change, len(cells), flagged))
+if wanted and not any(n for _, _, n, _ in table):
+    print(f"error: no cell is of the workloads `{sys.argv[2]}`", file=sys.stderr)
+    sys.exit(2)
 print()
 print("| metric | planted | cells | flagged | fraction |")
 print("|---|---:|---:|---:|---:|")
 for metric, change, n, flagged in table:
-    print(f"| {metric} | {change:+.0%} | {n} | {flagged} | {flagged / n:.2f} |")
+    print(f"| {metric} | {change:+.0%} | {n} | {flagged} | {flagged / n:.2f} |" if n else f"| {metric} | {change:+.0%} | 0 | 0 | |")
 PY

@@ -136,7 +136,15 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
         Results::new(base_env, Settings::of(&config))
     });
     let mut base_exporters: Vec<Box<dyn Exporter>> = match &config.ab {
-        Some(ab) => vec![Box::new(CsvExporter::open(&ab.csv)?)],
+        Some(ab) => {
+            let mut base: Vec<Box<dyn Exporter>> = vec![Box::new(CsvExporter::open(&ab.csv)?)];
+            // The base's full histograms beside the current side's, so a
+            // pooled-histogram statistic can be computed on both sides.
+            if let Some(dir) = &config.hdr_dir {
+                base.push(Box::new(export::hdr::HdrExporter::open(&dir.join(export::hdr::BASE_SUBDIR))?));
+            }
+            base
+        }
         None => Vec::new(),
     };
     let mut results = Results::new(env, Settings::of(&config));

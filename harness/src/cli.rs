@@ -208,7 +208,8 @@ pub struct RunArgs {
     pub markdown: Option<PathBuf>,
 
     /// Write each cell's full latency histograms as HdrHistogram interval logs into this
-    /// directory (created if missing).
+    /// directory (created if missing). With --base-bin the base side's logs go to its
+    /// subdirectory `base/`.
     #[arg(long, value_name = "DIR")]
     pub hdr_dir: Option<PathBuf>,
 
@@ -390,6 +391,17 @@ pub struct CompareArgs {
     /// Also write the markdown report to this path (it is always printed on stdout).
     #[arg(long, value_name = "PATH")]
     pub out: Option<PathBuf>,
+    /// The HDR logs of the A/B invocation that wrote the two files (`run --base-bin ... --hdr-dir
+    /// DIR`: the current side's in DIR, the base's in DIR/base/). With them the latency
+    /// percentiles are judged on each side's runs added into one histogram, by a sign-flip
+    /// permutation test over the pairs, instead of on the per-run percentiles.
+    #[arg(long, value_name = "DIR")]
+    pub hdr_dir: Option<PathBuf>,
+    /// Measure the gate's power instead of judging: plant METRIC=CHANGE (e.g. `p99_us=+20%`)
+    /// into one cell of the current file at a time, and print for each cell whether the gate
+    /// flags it, the fraction flagged, and the unplanted files' false alarms. Repeatable.
+    #[arg(long, value_name = "METRIC=CHANGE")]
+    pub plant: Vec<String>,
 }
 
 /// Options of `wsbench plot`.

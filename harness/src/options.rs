@@ -37,6 +37,8 @@ pub fn compare(a: &CompareArgs) -> Result<compare::Options> {
         floors: floors(&a.gate)?,
         json: a.json.clone(),
         out: a.out.clone(),
+        hdr_dir: a.hdr_dir.clone(),
+        plant: a.plant.iter().map(|p| compare::plant::parse(p).map_err(compare::unusable)).collect::<Result<_>>()?,
     })
 }
 

@@ -72,6 +72,8 @@ fn compare_args(base: &Path, current: &Path) -> CompareOptions {
         floors: floors_of("5%", "10%", 0.05).unwrap(),
         json: None,
         out: None,
+        hdr_dir: None,
+        plant: Vec::new(),
     }
 }
 

@@ -21,8 +21,11 @@
 
 mod control;
 pub mod mechanism;
+pub mod plant;
+pub mod pooled;
 mod render;
 
+pub use self::pooled::Histograms;
 pub use self::render::{format_q, render_markdown, DETECTABLE, PAIR_CHANGE};
 
 use std::collections::BTreeMap;
@@ -56,7 +59,7 @@ impl fmt::Display for Unusable {
 
 impl std::error::Error for Unusable {}
 
-fn unusable(err: anyhow::Error) -> anyhow::Error {
+pub(crate) fn unusable(err: anyhow::Error) -> anyhow::Error {
     anyhow::Error::new(Unusable(format!("{err:#}")))
 }
 
@@ -169,6 +172,10 @@ pub struct Comparison {
     pub runs: (usize, usize),
     /// Judged on the pairs of one A/B invocation.
     pub paired: bool,
+    /// A latency percentile judged on each side's runs added into one
+    /// histogram (`--hdr-dir`, [`pooled`]): `base` and `current` are the
+    /// added histograms' percentiles, `p` the sign-flip test's.
+    pub pooled: bool,
     /// The decision.
     pub verdict: Verdict,
     /// Why, when it is not obvious (e.g. every current run failed).
@@ -318,6 +325,7 @@ fn judge(metric: &Metric, cell: &CellKey, base: &[f64], current: &[f64], alpha: 
         detectable: welch_log_detectable(base, current, alpha),
         runs: (base.len(), current.len()),
         paired: false,
+        pooled: false,
         verdict: Verdict::Unchanged,
         note: String::new(),
         all_runtimes: false,
@@ -339,48 +347,113 @@ fn judge_paired(metric: &Metric, cell: &CellKey, pairs: &[(f64, f64)], alpha: f6
         detectable: ab::log_ratios(pairs).and_then(|d| paired_detectable(&d, alpha)),
         runs: (pairs.len(), pairs.len()),
         paired: true,
+        pooled: false,
         verdict: Verdict::Unchanged,
         note: String::new(),
         all_runtimes: false,
     })
 }
 
-/// Compares two loaded files.
+/// Compares two loaded files on their per-run values.
 pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Report {
-    let (base_cells, current_cells) = (group(base), group(current));
-    let pairing = ab::pairing(base, current);
-    let mut comparisons = Vec::new();
-    let mut underpowered = Vec::new();
-    for (key, base_runs) in &base_cells {
-        let Some(current_runs) = current_cells.get(key) else {
-            continue;
-        };
-        let (b_ok, c_ok) = (ok_runs(base_runs), ok_runs(current_runs));
-        if c_ok.is_empty() && !b_ok.is_empty() {
-            comparisons.push(all_failed(key, b_ok.len(), current_runs));
-            continue;
-        }
-        if let Pairing::Paired(_) = pairing {
-            for metric in &METRICS {
-                let pairs = ab::pairs(base_runs, current_runs, |r| metric.value(r));
-                if pairs.len() == 1 {
-                    underpowered.push((1, 1));
+    compare_with(base, current, floors, None)
+}
+
+/// One cell's runs on each side.
+type Cells<'a> = BTreeMap<CellKey, Vec<&'a RunRecord>>;
+
+/// What the comparisons are made from: both files' cells, how the files
+/// relate, and the run histograms when `--hdr-dir` gave them.
+struct Inputs<'a> {
+    base: Cells<'a>,
+    current: Cells<'a>,
+    pairing: Pairing,
+    histograms: Option<&'a Histograms>,
+    alpha: f64,
+}
+
+impl Inputs<'_> {
+    /// Judges `metric` of cell `key` (in both files), the current side's
+    /// values multiplied by `scale` (1 but for a planted change): on the
+    /// added histograms for a latency percentile of paired files with logs,
+    /// else on the pairs (paired files) or on the runs.
+    fn judge_metric(&self, metric: &Metric, key: &CellKey, scale: f64) -> Option<Comparison> {
+        let (base_runs, current_runs) = (self.base.get(key)?, self.current.get(key)?);
+        if let Pairing::Paired(_) = self.pairing {
+            let runs = self.histograms.and_then(|h| h.cells.get(key));
+            let q = match metric.source {
+                Source::Latency(m) => pooled::quantile(m),
+                _ => None,
+            };
+            if let (Some(runs), Some(q)) = (runs, q) {
+                let sides = (base_runs.as_slice(), current_runs.as_slice());
+                if let Some(c) = pooled::judge(metric.name, key, q, runs, sides, scale, self.alpha) {
+                    return Some(c);
                 }
-                comparisons.extend(judge_paired(metric, key, &pairs, floors.alpha));
             }
-            continue;
+            let pairs: Vec<(f64, f64)> = ab::pairs(base_runs, current_runs, |r| metric.value(r))
+                .into_iter()
+                .map(|(b, c)| (b, c * scale))
+                .collect();
+            return judge_paired(metric, key, &pairs, self.alpha);
         }
-        if !b_ok.is_empty() && !c_ok.is_empty() && min_possible_p(b_ok.len(), c_ok.len()) >= floors.alpha {
-            underpowered.push((b_ok.len(), c_ok.len()));
-        }
-        for metric in &METRICS {
-            if let Some(c) = judge(metric, key, &metric.values(&b_ok), &metric.values(&c_ok), floors.alpha) {
-                comparisons.push(c);
-            }
-        }
+        let (b_ok, c_ok) = (ok_runs(base_runs), ok_runs(current_runs));
+        let scaled: Vec<f64> = metric.values(&c_ok).iter().map(|v| v * scale).collect();
+        judge(metric, key, &metric.values(&b_ok), &scaled, self.alpha)
     }
-    decide(&mut comparisons, floors);
-    let machine = control::hold(&mut comparisons, floors, matches!(pairing, Pairing::Paired(_)));
+
+    /// Every comparison before the verdicts, and the (base, current) ok
+    /// run counts of cells too small to test.
+    fn judge_all(&self) -> (Vec<Comparison>, Vec<(usize, usize)>) {
+        let mut comparisons = Vec::new();
+        let mut underpowered = Vec::new();
+        for (key, base_runs) in &self.base {
+            let Some(current_runs) = self.current.get(key) else {
+                continue;
+            };
+            let (b_ok, c_ok) = (ok_runs(base_runs), ok_runs(current_runs));
+            if c_ok.is_empty() && !b_ok.is_empty() {
+                comparisons.push(all_failed(key, b_ok.len(), current_runs));
+                continue;
+            }
+            if let Pairing::Paired(_) = self.pairing {
+                let single = |m: &&Metric| ab::pairs(base_runs, current_runs, |r| m.value(r)).len() == 1;
+                underpowered.extend(METRICS.iter().filter(single).map(|_| (1, 1)));
+            } else if !b_ok.is_empty() && !c_ok.is_empty() && min_possible_p(b_ok.len(), c_ok.len()) >= self.alpha {
+                underpowered.push((b_ok.len(), c_ok.len()));
+            }
+            comparisons.extend(METRICS.iter().filter_map(|metric| self.judge_metric(metric, key, 1.0)));
+        }
+        (comparisons, underpowered)
+    }
+}
+
+/// Sets every verdict of `comparisons`: the correction over all of them,
+/// the floors, and the references' role. Returns the references' own
+/// changes set aside as the machine's.
+fn verdicts(comparisons: &mut [Comparison], floors: &Floors, pairing: Pairing) -> Vec<String> {
+    decide(comparisons, floors);
+    control::hold(comparisons, floors, matches!(pairing, Pairing::Paired(_)))
+}
+
+/// Compares two loaded files; with `histograms` (`--hdr-dir`), the latency
+/// percentiles of paired files on each side's added histograms.
+pub fn compare_with(
+    base: &ResultsFile,
+    current: &ResultsFile,
+    floors: &Floors,
+    histograms: Option<&Histograms>,
+) -> Report {
+    let inputs = Inputs {
+        base: group(base),
+        current: group(current),
+        pairing: ab::pairing(base, current),
+        histograms,
+        alpha: floors.alpha,
+    };
+    let (base_cells, current_cells, pairing) = (&inputs.base, &inputs.current, inputs.pairing);
+    let (mut comparisons, underpowered) = inputs.judge_all();
+    let machine = verdicts(&mut comparisons, floors, pairing);
     let direction: BTreeMap<&str, bool> = METRICS.iter().map(|m| (m.name, m.higher_is_better)).collect();
     comparisons.sort_by(|a, b| {
         let bad = |c: &Comparison| c.badness(*direction.get(c.metric).unwrap_or(&true));
@@ -390,8 +463,32 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
     for v in [Verdict::Regressed, Verdict::Improved, Verdict::Unchanged] {
         counts.insert(v.as_str(), comparisons.iter().filter(|c| c.verdict == v).count());
     }
-    let mechanism = explain_verdicts(&comparisons, &base_cells, &current_cells, pairing, floors.alpha);
+    let mechanism = explain_verdicts(&comparisons, base_cells, current_cells, pairing, floors.alpha);
     let mut warnings = environment_warnings(base, current);
+    if let Some(h) = histograms.filter(|h| !h.missing.is_empty()) {
+        warnings.push(format!(
+            "{} cell(s) have no HDR log on one side or both (e.g. `{}`): their latency is judged on the per-run values",
+            h.missing.len(),
+            h.missing[0]
+        ));
+    }
+    let pooled_cells =
+        comparisons.iter().filter(|c| c.pooled).map(|c| &c.cell).collect::<std::collections::BTreeSet<_>>();
+    let short = histograms.map_or(0, |h| h.cells.keys().filter(|k| !pooled_cells.contains(k)).count());
+    if short > 0 && matches!(pairing, Pairing::Paired(_)) {
+        warnings.push(format!(
+            "{short} cell(s) with HDR logs have fewer than {} pairs of ok runs: the pooled test cannot reach the correction's \
+             threshold with so few, so their latency is judged on the per-run values (use --runs {} or more)",
+            pooled::MIN_PAIRS,
+            pooled::MIN_PAIRS
+        ));
+    }
+    if histograms.is_some() && !matches!(pairing, Pairing::Paired(_)) {
+        warnings.push(
+            "--hdr-dir is used only for the two files of one A/B invocation (run --base-bin); these are judged on their runs"
+                .to_string(),
+        );
+    }
     if !machine.is_empty() {
         warnings.push(format!(
             "the reference runtime changed ({}): the machine, the workload code or tokio differs between the two files; \
@@ -431,8 +528,8 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
         pairing: if matches!(pairing, Pairing::Paired(_)) { "paired" } else { "independent" },
         counts,
         comparisons,
-        only_in_base: only(&base_cells, &current_cells),
-        only_in_current: only(&current_cells, &base_cells),
+        only_in_base: only(base_cells, current_cells),
+        only_in_current: only(current_cells, base_cells),
         warnings,
         mechanism,
     }
@@ -500,6 +597,7 @@ fn all_failed(key: &CellKey, base_ok: usize, current_runs: &[&RunRecord]) -> Com
         detectable: None,
         runs: (base_ok, 0),
         paired: false,
+        pooled: false,
         verdict: Verdict::Regressed,
         note: format!("every current run failed: {}", errors.join("; ")),
         all_runtimes: false,
@@ -592,6 +690,11 @@ pub struct Options {
     pub json: Option<PathBuf>,
     /// Also write the markdown report here.
     pub out: Option<PathBuf>,
+    /// The HDR logs of the A/B invocation (`--hdr-dir`).
+    pub hdr_dir: Option<PathBuf>,
+    /// Changes to plant, one cell at a time (`--plant`): measure the
+    /// gate's power instead of judging.
+    pub plant: Vec<plant::Plant>,
 }
 
 /// Checks the floors given as text (`5%`) and the significance level; an
@@ -643,7 +746,13 @@ pub fn main(args: &Options) -> Result<ExitCode> {
             )));
         }
     }
-    let report = compare(&base, &current, &floors);
+    let (base_cells, current_cells) = (group(&base), group(&current));
+    let common: Vec<&CellKey> = current_cells.keys().filter(|k| base_cells.contains_key(*k)).collect();
+    let histograms = pooled::load_for(args.hdr_dir.as_deref(), &common).map_err(unusable)?;
+    if !args.plant.is_empty() {
+        return plant_main(args, &base, &current, histograms.as_ref());
+    }
+    let report = compare_with(&base, &current, &floors, histograms.as_ref());
     if report.comparisons.is_empty() {
         return Err(unusable(nothing_compared(&base, &current, &report)));
     }
@@ -654,6 +763,37 @@ pub fn main(args: &Options) -> Result<ExitCode> {
     }
     write_reports(args, &report, &markdown)?;
     Ok(if report.regressed() { ExitCode::from(EXIT_FAILURE) } else { ExitCode::SUCCESS })
+}
+
+/// `compare --plant`: the power table instead of the verdicts (exit 0).
+fn plant_main(
+    args: &Options,
+    base: &ResultsFile,
+    current: &ResultsFile,
+    histograms: Option<&Histograms>,
+) -> Result<ExitCode> {
+    let inputs = Inputs {
+        base: group(base),
+        current: group(current),
+        pairing: ab::pairing(base, current),
+        histograms,
+        alpha: args.floors.alpha,
+    };
+    let report = plant::measure(&inputs, &args.floors, &args.plant);
+    if report.comparisons == 0 {
+        return Err(unusable(nothing_compared(base, current, &compare_with(base, current, &args.floors, histograms))));
+    }
+    let markdown = plant::render(&report);
+    crate::out!("{markdown}");
+    if let Some(path) = &args.out {
+        write_output(path, marks::with_comment(Kind::Markdown, &markdown).as_bytes())
+            .context("the table is on stdout, but --out could not be written")?;
+    }
+    if let Some(path) = &args.json {
+        let bytes = marks::json(&report).context("cannot encode the table")?;
+        write_output(path, &bytes).context("the table is on stdout, but --json could not be written")?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Checks `--out` and `--json` before any work through the output guard:

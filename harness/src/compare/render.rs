@@ -68,7 +68,13 @@ pub fn render_markdown(report: &Report) -> String {
                 c.q_value.map(format_q).unwrap_or_else(|| "-".to_string()),
                 c.detectable.map(|d| format!("{:.1}%", d * PERCENT)).unwrap_or_else(|| "-".to_string()),
                 format!("{}/{}", c.runs.0, c.runs.1),
-                c.note.clone(),
+                if c.pooled && c.note.is_empty() {
+                    "pooled".to_string()
+                } else if c.pooled {
+                    format!("pooled; {}", c.note)
+                } else {
+                    c.note.clone()
+                },
             ]
         })
         .collect();
@@ -107,6 +113,15 @@ pub fn render_markdown(report: &Report) -> String {
             report.tail_threshold * PERCENT,
             a = report.alpha,
         );
+        if report.comparisons.iter().any(|c| c.pooled) {
+            out.insert_str(
+                out.len() - 1,
+                " Latency percentiles marked `pooled` (from --hdr-dir) are judged differently: `base` and `current` are the \
+                 percentile of each side's runs added into one histogram, the change their ratio − 1, and `p` a sign-flip \
+                 permutation test over the pairs (whole runs swap sides, so what is correlated within a run moves with it); \
+                 its detectable change comes from the spread of the statistic over the swaps.",
+            );
+        }
         out.insert_str(out.len() - 1, &detectable_method(report.alpha));
         return out;
     }

@@ -8,6 +8,7 @@
 //! Scalability Law fitted to a scaling curve (`usl`).
 
 pub mod changepoint;
+pub mod pooled;
 pub mod slo;
 pub mod summary;
 pub mod ttest;

@@ -26,6 +26,9 @@ use crate::data::record::CellKey;
 pub const EXTENSION: &str = "hlog";
 /// Prefix of the metadata comments.
 const META_PREFIX: &str = "#wsbench.";
+/// With `run --base-bin`, the subdirectory of `--hdr-dir` the base side's
+/// logs go to (same file names as the current side's).
+pub const BASE_SUBDIR: &str = "base";
 /// Tag of a run's corrected histogram.
 pub const RUN_TAG: &str = "run";
 /// Tag prefix of a run's uncorrected histogram.

@@ -254,7 +254,8 @@ fn comparison_section(out: &mut String, run: Option<&RunDir>) -> Result<()> {
             out,
             "<tr><td class=\"{v}\">{v}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
             escape(&cell_text(&c["cell"])),
-            escape(metric),
+            // A percentile judged on the added histograms (`compare --hdr-dir`).
+            escape(&if c["pooled"] == true { format!("{metric} (pooled)") } else { metric.to_string() }),
             escape(&num("base")),
             escape(&num("current")),
             c["change"].as_f64().map(|v| format!("{:+.1}%", v * 100.0)).unwrap_or_default(),

@@ -1,0 +1,162 @@
+//! The latency percentiles of an A/B invocation judged on each side's
+//! added histograms (`compare --hdr-dir DIR`): the current side's logs in
+//! DIR, the base's in DIR/base/, as `run --base-bin ... --hdr-dir DIR`
+//! writes them. The test is [`crate::stats::pooled`]'s sign-flip test over
+//! the pairs; why, and what it measured, in results/gate-power/pooled/.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{ensure, Context, Result};
+
+use super::{Comparison, Verdict};
+use crate::data::record::{CellKey, LatencyMetric, RunRecord, Status};
+use crate::output::export::hdr::{self, BASE_SUBDIR, RUN_TAG};
+use crate::stats::pooled::{pooled_quantile_test, Run};
+
+/// One side's runs: run number → `(latency in µs, count)`, ascending.
+type SideRuns = BTreeMap<usize, Vec<(f64, u64)>>;
+
+/// Both sides' run histograms of one cell.
+#[derive(Debug, Clone, Default)]
+pub struct CellRuns {
+    base: SideRuns,
+    current: SideRuns,
+}
+
+/// The run histograms of the cells that have logs on both sides, and the
+/// cells that have none (judged on their per-run values, with a warning).
+#[derive(Debug, Clone, Default)]
+pub struct Histograms {
+    /// Per cell.
+    pub cells: BTreeMap<CellKey, CellRuns>,
+    /// Cells without a log on one side or both.
+    pub missing: Vec<String>,
+}
+
+/// Reads the logs of `keys` from `dir` (current) and `dir/base` (base). A
+/// log that exists but cannot be read, or that belongs to another cell, is
+/// an error.
+pub fn load<'a>(dir: &Path, keys: impl IntoIterator<Item = &'a CellKey>) -> Result<Histograms> {
+    ensure!(
+        dir.is_dir(),
+        "--hdr-dir `{}` is not a directory; allowed: the --hdr-dir of the `run --base-bin` invocation that wrote the two \
+         files (the current side's logs in it, the base's in its `{BASE_SUBDIR}/`)",
+        dir.display()
+    );
+    let mut out = Histograms::default();
+    for key in keys {
+        let name = hdr::file_name(key);
+        let (current, base) = (dir.join(&name), dir.join(BASE_SUBDIR).join(&name));
+        if !current.is_file() || !base.is_file() {
+            out.missing.push(key.to_string());
+            continue;
+        }
+        let runs = CellRuns { base: side(&base, key)?, current: side(&current, key)? };
+        out.cells.insert(key.clone(), runs);
+    }
+    Ok(out)
+}
+
+/// One log's run histograms, checked to be `key`'s.
+fn side(path: &Path, key: &CellKey) -> Result<SideRuns> {
+    let log = hdr::read(path)?;
+    for (field, want) in [("scheduler", &key.scheduler), ("workload", &key.workload)] {
+        let found = log.meta.get(field).map_or("", String::as_str);
+        ensure!(
+            found == want.as_str(),
+            "`{}` is the log of {field} `{found}`, not of cell `{key}`: give the --hdr-dir of the invocation that wrote both files",
+            path.display()
+        );
+    }
+    let mut runs = SideRuns::new();
+    for (tag, h) in &log.intervals {
+        let Some(run) = tag.as_deref().and_then(|t| t.strip_prefix(RUN_TAG)).and_then(|n| n.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        let values = h.iter_recorded().map(|v| (v.value_iterated_to() as f64 / 1000.0, v.count_at_value())).collect();
+        runs.insert(run, values);
+    }
+    ensure!(!runs.is_empty(), "`{}` holds no run histograms", path.display());
+    Ok(runs)
+}
+
+/// The quantile a latency column stands for; `None` for one the pooled
+/// test does not judge.
+pub fn quantile(metric: LatencyMetric) -> Option<f64> {
+    match metric {
+        LatencyMetric::P50 => Some(0.5),
+        LatencyMetric::P90 => Some(0.9),
+        LatencyMetric::P99 => Some(0.99),
+        LatencyMetric::P999 => Some(0.999),
+        _ => None,
+    }
+}
+
+/// A fixed seed per (cell, metric): the same files always get the same
+/// verdicts (FNV-1a of the two names).
+fn seed(cell: &CellKey, metric: &str) -> u64 {
+    let text = format!("{cell}\u{0}{metric}");
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// The fewest pairs the pooled test is used with. Its smallest p-value is
+/// 2/2^pairs (the observed split and its mirror), and one change among a
+/// nightly's 648 comparisons needs p < 0.05/648 = 7.7e-5 to survive the
+/// correction: 2/2^16 = 3.1e-5 can, 2/2^14 = 1.2e-4 cannot. With fewer
+/// pairs the per-run t-test, whose p has no floor, judges instead
+/// (results/gate-power/pooled/: at 12 pairs the pooled p50 flagged 14 of
+/// 54 planted +20 % changes, the t-test 41).
+pub const MIN_PAIRS: usize = 16;
+
+/// Judges quantile `q` of `cell` on the pairs of ok runs that have
+/// histograms on both sides, the current side's latencies multiplied by
+/// `scale` (1 but for a planted change). `None` with fewer than
+/// [`MIN_PAIRS`] such pairs: the caller then judges the per-run values.
+pub fn judge(
+    metric: &'static str,
+    cell: &CellKey,
+    q: f64,
+    runs: &CellRuns,
+    (base, current): (&[&RunRecord], &[&RunRecord]),
+    scale: f64,
+    alpha: f64,
+) -> Option<Comparison> {
+    let ok = |records: &[&RunRecord], run: usize| records.iter().any(|r| r.run == run && r.status == Status::Ok);
+    let scaled: Vec<(usize, Vec<(f64, u64)>)> = runs
+        .current
+        .iter()
+        .filter(|(run, _)| ok(current, **run) && ok(base, **run))
+        .filter(|(run, _)| runs.base.contains_key(run))
+        .map(|(&run, values)| (run, values.iter().map(|&(v, c)| (v * scale, c)).collect()))
+        .collect();
+    let pairs: Vec<(&Run, &Run)> = scaled.iter().map(|(run, c)| (runs.base[run].as_slice(), c.as_slice())).collect();
+    if pairs.len() < MIN_PAIRS {
+        return None;
+    }
+    let test = pooled_quantile_test(&pairs, q, alpha, seed(cell, metric))?;
+    Some(Comparison {
+        cell: cell.clone(),
+        metric,
+        base: test.base,
+        current: test.current,
+        change: test.change,
+        p_value: Some(test.p),
+        t_test_p: Some(test.p),
+        q_value: None,
+        detectable: Some(test.detectable),
+        runs: (pairs.len(), pairs.len()),
+        paired: true,
+        pooled: true,
+        verdict: Verdict::Unchanged,
+        note: String::new(),
+        all_runtimes: false,
+    })
+}
+
+/// Reads `--hdr-dir` for the cells both files have, when it was given.
+pub fn load_for(dir: Option<&Path>, cells: &[&CellKey]) -> Result<Option<Histograms>> {
+    dir.map(|d| load(d, cells.iter().copied()).with_context(|| format!("cannot use --hdr-dir `{}`", d.display())))
+        .transpose()
+}
