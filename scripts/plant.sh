@@ -22,7 +22,7 @@
 # change that makes the metric worse) or `improved` (better). Prints one line
 # per cell and a markdown table: metric, change, cells, flagged, fraction.
 # Also, once, the false alarms of the unplanted pair (comparisons not
-# `unchanged`). Planting 0% measures the same.
+# `unchanged`).
 #
 # Environment: WSBENCH_BIN (a built wsbench; default: cargo build --release).
 # Reads CSV/JSON only. Exit status: 0, or 2 on unusable input.

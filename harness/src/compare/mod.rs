@@ -14,7 +14,11 @@
 //! Two files of one A/B invocation (`run --base-bin`, see [`crate::run::ab`])
 //! are judged on their pairs instead: the change is the median ratio
 //! current/base over the pairs, and both `p` and the corrected `q` come
-//! from the one-sample t-test on the pairs' log ratios.
+//! from the one-sample t-test on the pairs' log ratios. With the
+//! invocation's HDR logs (`--hdr-dir`) and at least [`pooled::MIN_PAIRS`]
+//! pairs, the latency percentiles are judged instead on each side's runs
+//! added into one histogram ([`pooled`]). `--plant` measures the gate's
+//! power on the files instead of judging them ([`plant`]).
 //!
 //! Beside each cell that regressed or improved, the report names the
 //! per-operation figures that moved with it ([`mechanism`]).

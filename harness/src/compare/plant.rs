@@ -40,6 +40,12 @@ pub fn parse(text: &str) -> Result<Plant> {
         None => (1.0, change.trim().trim_start_matches('+')),
     };
     let change = sign * parse_percent(magnitude).map_err(|e| anyhow!("--plant `{text}`: {e}"))?;
+    if change == 0.0 {
+        return Err(anyhow!(
+            "--plant `{text}` plants nothing; allowed: a change other than 0% (the unplanted files' false alarms are \
+             reported with every plant)"
+        ));
+    }
     if change <= -1.0 {
         return Err(anyhow!(
             "--plant `{text}`: a change of -100% or less leaves nothing to measure; allowed: above -100%"
@@ -175,5 +181,7 @@ mod tests {
         assert!(e.contains("`p99_us=+2x`") && e.contains("percentage"), "{e}");
         let e = parse("p50_us=-100%").unwrap_err().to_string();
         assert!(e.contains("-100%"), "{e}");
+        let e = parse("p50_us=+0%").unwrap_err().to_string();
+        assert!(e.contains("plants nothing"), "{e}");
     }
 }

@@ -1,7 +1,7 @@
 //! The latency percentiles of an A/B invocation judged on each side's
 //! added histograms (`compare --hdr-dir DIR`): the current side's logs in
 //! DIR, the base's in DIR/base/, as `run --base-bin ... --hdr-dir DIR`
-//! writes them. The test is [`crate::stats::pooled`]'s sign-flip test over
+//! writes them. The test is `stats::pooled`'s sign-flip test over
 //! the pairs; why, and what it measured, in results/gate-power/pooled/.
 
 use std::collections::BTreeMap;
