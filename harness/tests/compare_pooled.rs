@@ -163,6 +163,29 @@ fn bad_hdr_dirs_and_plants_are_refused_naming_them() {
     wsbench_in(&dir, &[base.as_slice(), &["--plant", "p99_us=twenty"]].concat())
         .code(2)
         .stderr_has(&["`p99_us=twenty`"]);
+    // Files of a later invocation (their timestamp moved on) with these logs.
+    for name in ["base.csv", "current.csv"] {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        let stamp = text.lines().nth(1).unwrap().split(',').nth(1).unwrap().to_string();
+        std::fs::write(dir.join(format!("later-{name}")), text.replace(&stamp, "2099-01-01T00:00:00.000Z")).unwrap();
+    }
+    wsbench_in(&dir, &["compare", "later-base.csv", "later-current.csv", "--hdr-dir", "hdr"])
+        .code(2)
+        .stderr_has(&["left over from an earlier run"]);
+    // Files written before these logs: their invocation ended earlier.
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for name in ["base.csv", "current.csv"] {
+        std::fs::copy(dir.join(name), dir.join(format!("older-{name}"))).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(dir.join(format!("older-{name}")))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    }
+    wsbench_in(&dir, &["compare", "older-base.csv", "older-current.csv", "--hdr-dir", "hdr"])
+        .code(2)
+        .stderr_has(&["from a later run"]);
     // One cell's base log replaced by the other cell's.
     let logs = names(&dir.join("hdr"));
     std::fs::copy(dir.join("hdr/base").join(&logs[0]), dir.join("hdr/base").join(&logs[1])).unwrap();

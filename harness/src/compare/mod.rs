@@ -752,7 +752,11 @@ pub fn main(args: &Options) -> Result<ExitCode> {
     }
     let (base_cells, current_cells) = (group(&base), group(&current));
     let common: Vec<&CellKey> = current_cells.keys().filter(|k| base_cells.contains_key(*k)).collect();
-    let histograms = pooled::load_for(args.hdr_dir.as_deref(), &common).map_err(unusable)?;
+    let spans = pooled::Spans {
+        base: pooled::Span::of(&args.base, &base.timestamp),
+        current: pooled::Span::of(&args.current, &current.timestamp),
+    };
+    let histograms = pooled::load_for(args.hdr_dir.as_deref(), &common, spans).map_err(unusable)?;
     if !args.plant.is_empty() {
         return plant_main(args, &base, &current, histograms.as_ref());
     }

@@ -6,12 +6,14 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::{Duration, SystemTime};
 
 use anyhow::{ensure, Context, Result};
 
 use super::{Comparison, Verdict};
 use crate::data::record::{CellKey, LatencyMetric, RunRecord, Status};
 use crate::output::export::hdr::{self, BASE_SUBDIR, RUN_TAG};
+use crate::run::env::rfc3339_utc;
 use crate::stats::pooled::{pooled_quantile_test, Run};
 
 /// One side's runs: run number → `(latency in µs, count)`, ascending.
@@ -34,10 +36,41 @@ pub struct Histograms {
     pub missing: Vec<String>,
 }
 
+/// When a results file's invocation began (its `timestamp`) and when the
+/// file was last written (its modification time): the invocation wrote
+/// each cell's log just before the cell's rows, so a log written outside
+/// that span belongs to another invocation.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Span {
+    /// The invocation's start.
+    pub began: Option<SystemTime>,
+    /// The file's last write.
+    pub ended: Option<SystemTime>,
+}
+
+impl Span {
+    /// The span of the results file at `path` whose `timestamp` is `stamp`.
+    pub fn of(path: &Path, stamp: &str) -> Span {
+        Span {
+            began: crate::run::env::parse_rfc3339_utc(stamp),
+            ended: std::fs::metadata(path).and_then(|m| m.modified()).ok(),
+        }
+    }
+}
+
+/// Each side's [`Span`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Spans {
+    /// The base file's.
+    pub base: Span,
+    /// The current file's.
+    pub current: Span,
+}
+
 /// Reads the logs of `keys` from `dir` (current) and `dir/base` (base). A
-/// log that exists but cannot be read, or that belongs to another cell, is
-/// an error.
-pub fn load<'a>(dir: &Path, keys: impl IntoIterator<Item = &'a CellKey>) -> Result<Histograms> {
+/// log that exists but cannot be read, that belongs to another cell, or
+/// that was written outside its file's [`Span`], is an error.
+pub fn load<'a>(dir: &Path, keys: impl IntoIterator<Item = &'a CellKey>, spans: Spans) -> Result<Histograms> {
     ensure!(
         dir.is_dir(),
         "--hdr-dir `{}` is not a directory; allowed: the --hdr-dir of the `run --base-bin` invocation that wrote the two \
@@ -52,15 +85,38 @@ pub fn load<'a>(dir: &Path, keys: impl IntoIterator<Item = &'a CellKey>) -> Resu
             out.missing.push(key.to_string());
             continue;
         }
-        let runs = CellRuns { base: side(&base, key)?, current: side(&current, key)? };
+        let runs = CellRuns { base: side(&base, key, spans.base)?, current: side(&current, key, spans.current)? };
         out.cells.insert(key.clone(), runs);
     }
     Ok(out)
 }
 
-/// One log's run histograms, checked to be `key`'s.
-fn side(path: &Path, key: &CellKey) -> Result<SideRuns> {
+/// One log's run histograms, checked to be `key`'s and written within
+/// `span`.
+fn side(path: &Path, key: &CellKey, span: Span) -> Result<SideRuns> {
     let log = hdr::read(path)?;
+    // The timestamp has millisecond precision; a second of slack covers
+    // file systems with coarse modification times.
+    if let (Some(written), Some(began)) = (log.start, span.began) {
+        ensure!(
+            written + Duration::from_millis(1) >= began,
+            "`{}` was written at {}, before the invocation of its results began ({}): it is left over from an \
+             earlier run; give the --hdr-dir of the invocation that wrote both files",
+            path.display(),
+            rfc3339_utc(written),
+            rfc3339_utc(began)
+        );
+    }
+    if let (Some(written), Some(ended)) = (log.start, span.ended) {
+        ensure!(
+            written <= ended + Duration::from_secs(1),
+            "`{}` was written at {}, after its results file was last written ({}): it is from a later run; give the \
+             --hdr-dir of the invocation that wrote both files",
+            path.display(),
+            rfc3339_utc(written),
+            rfc3339_utc(ended)
+        );
+    }
     for (field, want) in [("scheduler", &key.scheduler), ("workload", &key.workload)] {
         let found = log.meta.get(field).map_or("", String::as_str);
         ensure!(
@@ -156,7 +212,9 @@ pub fn judge(
 }
 
 /// Reads `--hdr-dir` for the cells both files have, when it was given.
-pub fn load_for(dir: Option<&Path>, cells: &[&CellKey]) -> Result<Option<Histograms>> {
-    dir.map(|d| load(d, cells.iter().copied()).with_context(|| format!("cannot use --hdr-dir `{}`", d.display())))
-        .transpose()
+pub fn load_for(dir: Option<&Path>, cells: &[&CellKey], spans: Spans) -> Result<Option<Histograms>> {
+    dir.map(|d| {
+        load(d, cells.iter().copied(), spans).with_context(|| format!("cannot use --hdr-dir `{}`", d.display()))
+    })
+    .transpose()
 }

@@ -2,7 +2,7 @@
 # t-test, on A/B invocations of identical code that kept both sides' full
 # histograms (run.sh):
 #
-#   python3 pooled.py [--pairs 12,16,20] DIR1 DIR2 DIR3
+#   python3 pooled.py [--drop-slipped] [--pairs 12,16,20] DIR1 DIR2 DIR3
 #
 # The pooled statistic of a cell: T = ln(Q(pooled current) / Q(pooled base)),
 # Q a quantile (p50, p99, p99.9) of the histogram of all the cell's runs on one
@@ -33,6 +33,7 @@ QUANT = {"p50_us": 0.5, "p90_us": 0.9, "p99_us": 0.99, "p999_us": 0.999}
 ALPHA = 0.05
 RATIO = 1.005  # bin width of the common grid: 0.5 %
 RNG = np.random.default_rng(7)
+DROP_SLIPPED = False
 
 
 def load(d, n):
@@ -46,6 +47,8 @@ def load(d, n):
     out = {}
     for cell in cells:
         runs = [r for r in range(n) if ("base",) + cell + (r,) in rows and ("results",) + cell + (r,) in rows]
+        if DROP_SLIPPED:  # leave out pairs in which either side's generator slipped its schedule
+            runs = [r for r in runs if all(rows[(s,) + cell + (r,)]["schedule_slipped"] != "true" for s in ("base", "results"))]
         if len(runs) < 3:
             continue
         name = f"{cell[0]}_w{cell[1]}_{cell[2]}.hlog"
@@ -139,7 +142,11 @@ PLANTS = [(m, ch) for m in ("p99_us", "p50_us", "cpu_us_per_op") for ch in (0.1,
 
 
 def main():
+    global DROP_SLIPPED
     args = sys.argv[1:]
+    if args and args[0] == "--drop-slipped":
+        DROP_SLIPPED = True
+        args = args[1:]
     pairs = [12, 16, 20]
     if args and args[0] == "--pairs":
         pairs = [int(x) for x in args[1].split(",")]

@@ -115,6 +115,8 @@ pub struct HdrLog {
     pub intervals: Vec<(Option<String>, Histogram<u64>)>,
     /// Each interval's length, in the order of `intervals`.
     pub lengths: Vec<Duration>,
+    /// When the log was written (its `StartTime`), when it says.
+    pub start: Option<SystemTime>,
 }
 
 impl HdrLog {
@@ -145,6 +147,7 @@ pub fn read(path: &Path) -> Result<HdrLog> {
         .collect();
     let mut intervals = Vec::new();
     let mut lengths = Vec::new();
+    let mut start = None;
     let mut deserializer = Deserializer::new();
     for (line, entry) in IntervalLogIterator::new(&bytes).enumerate() {
         let entry = entry.map_err(|e| {
@@ -156,6 +159,9 @@ pub fn read(path: &Path) -> Result<HdrLog> {
                 line + 1
             )
         })?;
+        if let LogEntry::StartTime(since_epoch) = entry {
+            start = std::time::UNIX_EPOCH.checked_add(since_epoch);
+        }
         if let LogEntry::Interval(ilh) = entry {
             let raw = base64::engine::general_purpose::STANDARD
                 .decode(ilh.encoded_histogram())
@@ -170,7 +176,7 @@ pub fn read(path: &Path) -> Result<HdrLog> {
     if intervals.is_empty() {
         bail!("`{}` holds no interval histograms", path.display());
     }
-    Ok(HdrLog { meta, intervals, lengths })
+    Ok(HdrLog { meta, intervals, lengths, start })
 }
 
 /// Writes one log per cell into a directory.
