@@ -53,7 +53,8 @@ pub enum Command {
     /// Write one self-contained HTML report from the history (and optionally a run directory).
     Report(ReportArgs),
     /// Check this machine for what makes results unstable (governor, turbo, SMT, load, isolation,
-    /// cgroup limits, clock source, perf counters, cores vs workers); each finding with its fix.
+    /// cgroup limits, clock source, DAMON, perf counters, cores vs workers); each finding with its
+    /// fix.
     /// Always exits 0.
     Doctor(DoctorArgs),
     /// Run only the server of tcp-rpc, mixed or http, until SIGINT/SIGTERM or --duration; then

@@ -296,6 +296,46 @@ fn clocksource(m: &Machine) -> Finding {
     }
 }
 
+/// DAMON's monitor threads (`kdamond.N`): one that runs a scheme (e.g.
+/// `pageout`, proactive reclaim on a VM) works in the kernel for ms at a
+/// time, and a thread woken on its CPU waits behind it even when another
+/// CPU is idle. Traced on the 2-vCPU VM (results/gate-power/README.md):
+/// kdamond slices up to 5.6 ms, the load generator 3.6 ms behind one while
+/// the other vCPU idled.
+fn damon(m: &Machine) -> Finding {
+    const ADMIN: &str = "sys/kernel/mm/damon/admin/kdamonds";
+    let Some(n) = m.read(&format!("{ADMIN}/nr_kdamonds")).and_then(|v| v.parse::<usize>().ok()) else {
+        return finding("damon", Level::Info, "DAMON's sysfs interface not exposed", "");
+    };
+    let on: Vec<String> = (0..n)
+        .filter(|i| m.read(&format!("{ADMIN}/{i}/state")).as_deref() == Some("on"))
+        .map(|i| {
+            let schemes: usize =
+                m.read(&format!("{ADMIN}/{i}/contexts/0/schemes/nr_schemes")).and_then(|v| v.parse().ok()).unwrap_or(0);
+            let actions: Vec<String> =
+                (0..schemes).filter_map(|j| m.read(&format!("{ADMIN}/{i}/contexts/0/schemes/{j}/action"))).collect();
+            if actions.is_empty() {
+                format!("kdamond {i}")
+            } else {
+                format!("kdamond {i} ({})", actions.join(", "))
+            }
+        })
+        .collect();
+    if on.is_empty() {
+        return finding("damon", Level::Ok, format!("no DAMON monitor running ({n} configured)"), "");
+    }
+    finding(
+        "damon",
+        Level::Warn,
+        format!(
+            "{} running: the monitor works in the kernel for ms at a time, and a thread woken on its CPU waits behind \
+             it even when another CPU is idle (traced on a 2-vCPU VM: slices up to 5.6 ms)",
+            on.join(", ")
+        ),
+        format!("if the machine's owner allows it (it may reclaim memory for the host): echo off | sudo tee /{ADMIN}/N/state"),
+    )
+}
+
 fn perf(m: &Machine) -> Finding {
     match m.read("proc/sys/kernel/perf_event_paranoid").and_then(|v| v.parse::<i32>().ok()) {
         Some(p) if p <= 1 => {
@@ -389,6 +429,7 @@ pub fn inspect(m: &Machine, allowed_cpus: usize, planned_workers: usize, sample:
         isolation(m),
         cgroup(m, planned_workers),
         clocksource(m),
+        damon(m),
         perf(m),
         cores(allowed_cpus, planned_workers),
     ]
@@ -457,10 +498,15 @@ mod tests {
             ("sys/devices/system/cpu/cpu0/cpuidle/state1/name", "C6"),
             ("sys/devices/system/cpu/cpu0/cpuidle/state1/latency", "170"),
             ("sys/devices/system/cpu/cpu0/cpuidle/state1/disable", "0"),
+            ("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds", "2"),
+            ("sys/kernel/mm/damon/admin/kdamonds/0/state", "off"),
+            ("sys/kernel/mm/damon/admin/kdamonds/1/state", "on"),
+            ("sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/schemes/nr_schemes", "1"),
+            ("sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/schemes/0/action", "pageout"),
         ]);
         let f = inspect(&Machine::at(&root), 4, 8, Duration::ZERO);
-        assert_eq!(f.len(), 10);
-        for check in ["governor", "turbo", "smt", "cpuidle", "load", "cgroup", "clocksource", "cores"] {
+        assert_eq!(f.len(), 11);
+        for check in ["governor", "turbo", "smt", "cpuidle", "load", "cgroup", "clocksource", "damon", "cores"] {
             let x = get(&f, check);
             assert_eq!(x.level, Level::Warn, "{x:?}");
             assert!(!x.fix.is_empty(), "{x:?}");
@@ -472,7 +518,8 @@ mod tests {
         assert_eq!(get(&f, "isolation").level, Level::Info);
         assert_eq!(get(&f, "perf").level, Level::Info);
         assert!(get(&f, "cpuidle").detail.contains("up to 170 µs"), "{:?}", get(&f, "cpuidle"));
-        assert!(render(&f).contains("8 warning(s)"));
+        assert!(get(&f, "damon").detail.starts_with("kdamond 1 (pageout) running"), "{:?}", get(&f, "damon"));
+        assert!(render(&f).contains("9 warning(s)"));
         let _ = fs::remove_dir_all(root);
     }
 
@@ -496,6 +543,8 @@ mod tests {
             ("sys/devices/system/cpu/cpu0/cpuidle/state1/name", "C6"),
             ("sys/devices/system/cpu/cpu0/cpuidle/state1/latency", "170"),
             ("sys/devices/system/cpu/cpu0/cpuidle/state1/disable", "1"),
+            ("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds", "1"),
+            ("sys/kernel/mm/damon/admin/kdamonds/0/state", "off"),
         ]);
         let f = inspect(&Machine::at(&root), 16, 8, Duration::ZERO);
         assert!(f.iter().all(|x| x.level == Level::Ok && x.fix.is_empty()), "{f:#?}");
@@ -508,7 +557,9 @@ mod tests {
     fn an_empty_tree_gives_info_not_guesses() {
         let root = tree(&[]);
         let f = inspect(&Machine::at(&root), 2, 1, Duration::ZERO);
-        for check in ["governor", "turbo", "smt", "cpuidle", "load", "isolation", "cgroup", "clocksource", "perf"] {
+        for check in
+            ["governor", "turbo", "smt", "cpuidle", "load", "isolation", "cgroup", "clocksource", "damon", "perf"]
+        {
             assert_eq!(get(&f, check).level, Level::Info, "{:?}", get(&f, check));
         }
         let _ = fs::remove_dir_all(root);
