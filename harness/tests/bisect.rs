@@ -270,7 +270,12 @@ fn a_range_without_a_regression_is_not_reproduced() {
         cache_build(&dir, sha, false);
     }
     let mut extra = SHORT_RUNS.to_vec();
-    extra.extend(["--max-runs", "5", "--alpha", "0.01"]);
+    // The commits run the same code, but 5 short pairs of yield-many on a
+    // loaded machine can still differ significantly (a CI run saw -10.8 %,
+    // q 0.005): that is the machine, which a test must not assert on. A
+    // floor no throughput change can reach makes "not reproduced" certain,
+    // and the test is about that path: its message, exit 1, the cache.
+    extra.extend(["--max-runs", "5", "--alpha", "0.01", "--threshold", "1000%"]);
     let run = bisect(&dir, &shas[0], &shas[3], &extra);
     run.code(1).stdout_has(&["not reproduced: the gate finds no significant change of throughput_per_s", "at 5 pairs"]);
     // Cached: the same verdict, nothing started; --remeasure runs it again.
