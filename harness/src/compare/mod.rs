@@ -366,6 +366,11 @@ pub fn compare(base: &ResultsFile, current: &ResultsFile, floors: &Floors) -> Re
 /// One cell's runs on each side.
 type Cells<'a> = BTreeMap<CellKey, Vec<&'a RunRecord>>;
 
+/// The cells both files have, in the current file's order.
+fn common<'k>(base: &Cells<'_>, current: &'k Cells<'_>) -> Vec<&'k CellKey> {
+    current.keys().filter(|k| base.contains_key(*k)).collect()
+}
+
 /// What the comparisons are made from: both files' cells, how the files
 /// relate, and the run histograms when `--hdr-dir` gave them.
 struct Inputs<'a> {
@@ -376,7 +381,12 @@ struct Inputs<'a> {
     alpha: f64,
 }
 
-impl Inputs<'_> {
+impl<'a> Inputs<'a> {
+    /// The inputs of comparing `base` with `current`.
+    fn new(base: &'a ResultsFile, current: &'a ResultsFile, histograms: Option<&'a Histograms>, alpha: f64) -> Self {
+        Inputs { base: group(base), current: group(current), pairing: ab::pairing(base, current), histograms, alpha }
+    }
+
     /// Judges `metric` of cell `key` (in both files), the current side's
     /// values multiplied by `scale` (1 but for a planted change): on the
     /// added histograms for a latency percentile of paired files with logs,
@@ -448,13 +458,7 @@ pub fn compare_with(
     floors: &Floors,
     histograms: Option<&Histograms>,
 ) -> Report {
-    let inputs = Inputs {
-        base: group(base),
-        current: group(current),
-        pairing: ab::pairing(base, current),
-        histograms,
-        alpha: floors.alpha,
-    };
+    let inputs = Inputs::new(base, current, histograms, floors.alpha);
     let (base_cells, current_cells, pairing) = (&inputs.base, &inputs.current, inputs.pairing);
     let (mut comparisons, underpowered) = inputs.judge_all();
     let machine = verdicts(&mut comparisons, floors, pairing);
@@ -750,8 +754,8 @@ pub fn main(args: &Options) -> Result<ExitCode> {
             )));
         }
     }
-    let (base_cells, current_cells) = (group(&base), group(&current));
-    let common: Vec<&CellKey> = current_cells.keys().filter(|k| base_cells.contains_key(*k)).collect();
+    let current_cells = group(&current);
+    let common = common(&group(&base), &current_cells);
     let spans = pooled::Spans {
         base: pooled::Span::of(&args.base, &base.timestamp),
         current: pooled::Span::of(&args.current, &current.timestamp),
@@ -780,13 +784,7 @@ fn plant_main(
     current: &ResultsFile,
     histograms: Option<&Histograms>,
 ) -> Result<ExitCode> {
-    let inputs = Inputs {
-        base: group(base),
-        current: group(current),
-        pairing: ab::pairing(base, current),
-        histograms,
-        alpha: args.floors.alpha,
-    };
+    let inputs = Inputs::new(base, current, histograms, args.floors.alpha);
     let report = plant::measure(&inputs, &args.floors, &args.plant);
     if report.comparisons == 0 {
         return Err(unusable(nothing_compared(base, current, &compare_with(base, current, &args.floors, histograms))));

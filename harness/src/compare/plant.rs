@@ -11,7 +11,7 @@
 use anyhow::{anyhow, Result};
 use serde::Serialize;
 
-use super::{verdicts, Comparison, Floors, Inputs, Verdict, METRICS};
+use super::{common, verdicts, Comparison, Floors, Inputs, Verdict, METRICS};
 use crate::data::record::CellKey;
 use crate::parse::parse_percent;
 
@@ -99,7 +99,7 @@ pub(super) fn measure(inputs: &Inputs<'_>, floors: &Floors, plants: &[Plant]) ->
     let mut unplanted = judged.clone();
     verdicts(&mut unplanted, floors, inputs.pairing);
     let false_alarms = unplanted.iter().filter(|c| c.verdict != Verdict::Unchanged).count();
-    let keys: Vec<&CellKey> = inputs.current.keys().filter(|k| inputs.base.contains_key(*k)).collect();
+    let keys = common(&inputs.base, &inputs.current);
     let plants = plants
         .iter()
         .map(|&plant| {

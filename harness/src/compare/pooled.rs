@@ -151,10 +151,9 @@ pub fn quantile(metric: LatencyMetric) -> Option<f64> {
 }
 
 /// A fixed seed per (cell, metric): the same files always get the same
-/// verdicts (FNV-1a of the two names).
+/// verdicts.
 fn seed(cell: &CellKey, metric: &str) -> u64 {
-    let text = format!("{cell}\u{0}{metric}");
-    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    crate::stats::seed_from(0, &format!("{cell}\u{0}{metric}"))
 }
 
 /// The fewest pairs the pooled test is used with. Its smallest p-value is

@@ -130,8 +130,7 @@ pub struct Floors {
 /// A seed per series, so each series' Monte Carlo draws are its own and the
 /// same history always gives the same answer (FNV-1a of its identity).
 fn seed_of(base: u64, s: &Series) -> u64 {
-    let id = format!("{}|{}|{}", s.host, s.cell, s.metric);
-    id.bytes().fold(0xcbf2_9ce4_8422_2325 ^ base, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+    crate::stats::seed_from(base, &format!("{}|{}|{}", s.host, s.cell, s.metric))
 }
 
 /// The change points of one series.

@@ -118,6 +118,13 @@ impl SplitMix64 {
     }
 }
 
+/// A seed for a generator from a name (FNV-1a of `text`, its offset basis
+/// mixed with `base`): each series or cell draws its own numbers, and the
+/// same input always gets the same answer.
+pub(crate) fn seed_from(base: u64, text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325 ^ base, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
 /// A distribution-free interval of the median: the order statistics
 /// `[x(k), x(n+1-k)]` of `n` sorted values. Each value falls below the
 /// population median with probability 1/2, so the number below is
