@@ -138,14 +138,24 @@ impl Grid {
         lo
     }
 
-    /// T for the split where pair i's runs are swapped when bit i of
-    /// `flips` is set: (T, base index, current index).
-    fn split(&self, pairs: usize, flips: u64, q: f64) -> (f64, usize, usize) {
-        let swapped = move |i: usize| (flips >> i) & 1 == 1;
-        let base = (0..pairs).map(move |i| 2 * i + usize::from(swapped(i)));
-        let current = (0..pairs).map(move |i| 2 * i + usize::from(!swapped(i)));
+    /// T for the split where pair i's runs are swapped when `swapped[i]`:
+    /// (T, base index, current index).
+    fn split(&self, swapped: &[bool], q: f64) -> (f64, usize, usize) {
+        let base = swapped.iter().enumerate().map(|(i, &s)| 2 * i + usize::from(s));
+        let current = swapped.iter().enumerate().map(|(i, &s)| 2 * i + usize::from(!s));
         let (b, c) = (self.quantile_index(base, q), self.quantile_index(current, q));
         (self.values[c].ln() - self.values[b].ln(), b, c)
+    }
+}
+
+/// Sets `swapped` to a uniformly random split: one random bit per pair,
+/// however many pairs there are.
+fn random_split(rng: &mut SplitMix64, swapped: &mut [bool]) {
+    for chunk in swapped.chunks_mut(64) {
+        let bits = rng.next();
+        for (i, s) in chunk.iter_mut().enumerate() {
+            *s = (bits >> i) & 1 == 1;
+        }
     }
 }
 
@@ -162,12 +172,16 @@ pub fn pooled_quantile_test(pairs: &[(&Run, &Run)], q: f64, alpha: f64, seed: u6
     }
     let grid = Grid::new(&runs, q);
     let n = pairs.len();
-    let (observed, b, c) = grid.split(n, 0, q);
+    let mut swapped = vec![false; n];
+    let (observed, b, c) = grid.split(&swapped, q);
     let reach = |t: f64| t.abs() >= observed.abs() - 1e-12;
     let (mut hits, mut draws, mut sum_sq) = (0usize, 0usize, 0.0f64);
     let p = if n <= EXACT_MAX_PAIRS {
         for flips in 0..1u64 << n {
-            let (t, ..) = grid.split(n, flips, q);
+            for (i, s) in swapped.iter_mut().enumerate() {
+                *s = (flips >> i) & 1 == 1;
+            }
+            let (t, ..) = grid.split(&swapped, q);
             hits += usize::from(reach(t));
             sum_sq += t * t;
             draws += 1;
@@ -177,8 +191,8 @@ pub fn pooled_quantile_test(pairs: &[(&Run, &Run)], q: f64, alpha: f64, seed: u6
         let mut rng = SplitMix64(seed);
         let mut stopped = None;
         while draws < MAX_DRAWS {
-            let flips = rng.next() & ((1u64 << n.min(63)) - 1);
-            let (t, ..) = grid.split(n, flips, q);
+            random_split(&mut rng, &mut swapped);
+            let (t, ..) = grid.split(&swapped, q);
             draws += 1;
             sum_sq += t * t;
             if reach(t) {
@@ -290,6 +304,23 @@ mod tests {
             .collect();
         let t = test(&pairs, 0.5).unwrap();
         assert!(t.p > 0.05, "{t:?}");
+    }
+
+    #[test]
+    fn random_splits_swap_every_pair_however_many() {
+        // 130 pairs: more than one word of bits. Over 200 draws each pair
+        // is swapped and kept at least once (a miss has chance 2^-199).
+        let mut rng = SplitMix64(3);
+        let mut swapped = vec![false; 130];
+        let (mut seen_swapped, mut seen_kept) = (vec![false; 130], vec![false; 130]);
+        for _ in 0..200 {
+            random_split(&mut rng, &mut swapped);
+            for (i, &s) in swapped.iter().enumerate() {
+                seen_swapped[i] |= s;
+                seen_kept[i] |= !s;
+            }
+        }
+        assert!(seen_swapped.iter().all(|&x| x) && seen_kept.iter().all(|&x| x));
     }
 
     #[test]
