@@ -123,6 +123,9 @@ fn run_matrix(args: &RunArgs) -> Result<ExitCode> {
     let mut config = RunConfig::from_args(args)?;
     let cgroups = open_cgroups(&config.limits)?;
     config.probes = config.limits.iter().map(|l| cgroup::probe(cgroups.as_ref(), l)).collect::<Result<Vec<_>>>()?;
+    if let Some(path) = &args.regressed_in {
+        config.only = Some((compare::confirm::cells(&compare::confirm::regressed_in(path)?), path.clone()));
+    }
     let mut plan = config.plan()?;
     prepare_pinned(&mut plan.cells, config.quiet)?;
     let mut exporters = export::open_all(&config)?;

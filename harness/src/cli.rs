@@ -240,6 +240,12 @@ pub struct RunArgs {
     /// puts their CSVs together). Needs an explicit --workers.
     #[arg(long, value_name = "I/N", allow_hyphen_values = true)]
     pub shard: Option<String>,
+
+    /// Run only the cells of the matrix that FILE, an A/B compare's `--json` report, found
+    /// regressed: the gate's second stage, fresh pairs for `compare --confirms FILE` (give the
+    /// options of the run that FILE judged).
+    #[arg(long, value_name = "FILE")]
+    pub regressed_in: Option<PathBuf>,
 }
 
 /// Options of `wsbench bisect`: the range, the search, and one cell given as for `run`.
@@ -403,6 +409,12 @@ pub struct CompareArgs {
     /// flags it, the fraction flagged, and the unplanted files' false alarms. Repeatable.
     #[arg(long, value_name = "METRIC=CHANGE")]
     pub plant: Vec<String>,
+    /// Judge these two files as the second stage of FILE, the first A/B compare's `--json`
+    /// report: the cells FILE found regressed, measured again with fresh pairs (`run
+    /// --regressed-in FILE`). Only a metric regressed in both stages is `regressed` (exit 1); a
+    /// regression of FILE that these files cannot judge stands (exit 1).
+    #[arg(long, value_name = "FILE", conflicts_with = "plant")]
+    pub confirms: Option<PathBuf>,
 }
 
 /// Options of `wsbench plot`.

@@ -2,6 +2,7 @@
 //! into the [`Cell`]s of the matrix. Every error names the bad value and
 //! lists what is allowed; nothing here touches the disk.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -131,6 +132,9 @@ pub struct RunConfig {
     pub wide: bool,
     /// `--shard I/N`: run only shard I (1-based) of N.
     pub shard: Option<Shard>,
+    /// `--regressed-in`: only these cells run, and the file they came from
+    /// (read by the caller, like `probes`: nothing here touches the disk).
+    pub only: Option<(BTreeSet<CellKey>, PathBuf)>,
     /// `--cpus` x `--cpuset`: the limits each cell runs under, swept like
     /// `--workers` (outside it); one [`Limits::NONE`] without either flag.
     pub limits: Vec<Limits>,
@@ -559,6 +563,7 @@ impl RunConfig {
             quiet: args.quiet,
             wide: args.wide,
             shard,
+            only: None,
             limits,
             workers_auto: args.workers.as_deref().is_some_and(|w| w.trim() == "auto"),
             probes: Vec::new(),
@@ -611,6 +616,24 @@ impl RunConfig {
         skipped.dedup();
         if cells.is_empty() {
             bail!("nothing to run: {}", skipped.join("; "));
+        }
+        if let Some((only, path)) = &self.only {
+            let total = cells.len();
+            cells.retain(|c| only.contains(&c.key));
+            let missing: Vec<String> =
+                only.iter().filter(|k| !cells.iter().any(|c| c.key == **k)).map(|k| k.to_string()).collect();
+            ensure!(
+                missing.is_empty(),
+                "--regressed-in `{}`: its regressed cell(s) {} are not in this matrix of {total} cells; allowed: the \
+                 options of the run that the report judged",
+                path.display(),
+                missing.join(", ")
+            );
+            skipped.push(format!(
+                "--regressed-in `{}`: the {} regressed cell(s) of the matrix's {total}",
+                path.display(),
+                cells.len()
+            ));
         }
         if let Some(shard) = self.shard {
             let total = cells.len();

@@ -39,6 +39,7 @@ pub fn compare(a: &CompareArgs) -> Result<compare::Options> {
         out: a.out.clone(),
         hdr_dir: a.hdr_dir.clone(),
         plant: a.plant.iter().map(|p| compare::plant::parse(p).map_err(compare::unusable)).collect::<Result<_>>()?,
+        confirms: a.confirms.clone(),
     })
 }
 

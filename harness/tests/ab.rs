@@ -157,3 +157,63 @@ fn a_base_whose_every_run_failed_is_not_a_healthy_ab_run() {
     let (header, rows) = read_csv(&dir.join("current.csv"));
     assert!(rows.iter().all(|r| col(&header, r, "status") == "ok"), "the current side is kept: {rows:?}");
 }
+
+#[test]
+fn the_second_stage_measures_only_the_regressed_cells_and_an_unjudged_regression_stands() {
+    let dir = scratch("ab-confirm");
+    ab_run(&dir, PROGRAM, "current.csv", "base.csv", &[]).ok();
+    wsbench_in(&dir, &["compare", "base.csv", "current.csv", "--json", "first.json"]);
+    // A first stage that found steal-half's throughput regressed: the real
+    // report, with that one verdict set.
+    let mut first: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("first.json")).unwrap()).unwrap();
+    let mut set = 0;
+    for c in first["comparisons"].as_array_mut().unwrap() {
+        let regressed = c["cell"]["scheduler"] == "steal-half" && c["metric"] == "throughput_per_s";
+        c["verdict"] = serde_json::json!(if regressed { "regressed" } else { "unchanged" });
+        set += usize::from(regressed);
+    }
+    assert_eq!(set, 1);
+    std::fs::write(dir.join("first.json"), first.to_string()).unwrap();
+
+    ab_run(&dir, PROGRAM, "again.csv", "again-base.csv", &["--regressed-in", "first.json"]).ok();
+    for file in ["again.csv", "again-base.csv"] {
+        let cells: Vec<String> = rows(&dir.join(file)).into_iter().map(|(cell, _, _)| cell).collect();
+        assert_eq!(cells, ["steal-half x1"; 3], "{file}: only the regressed cell, all its runs");
+    }
+    let second =
+        wsbench_in(&dir, &["compare", "again-base.csv", "again.csv", "--confirms", "first.json", "--json", "c.json"]);
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("c.json")).unwrap()).unwrap();
+    let comparisons = json["comparisons"].as_array().unwrap();
+    let regressed: Vec<&serde_json::Value> = comparisons.iter().filter(|c| c["verdict"] == "regressed").collect();
+    // Identical code may or may not repeat the regression; whatever else
+    // this stage finds is not one.
+    assert!(regressed.iter().all(|c| c["metric"] == "throughput_per_s"), "{regressed:?}");
+    assert_eq!(second.code, Some(if regressed.is_empty() { 0 } else { 1 }), "{}", second.stderr);
+    let throughput = comparisons.iter().find(|c| c["metric"] == "throughput_per_s").unwrap();
+    assert!(throughput["note"].as_str().unwrap().contains("confirmed"), "{throughput}");
+
+    // A first-stage regression the second stage did not measure stands.
+    for c in first["comparisons"].as_array_mut().unwrap() {
+        if c["cell"]["scheduler"] == "tokio" && c["metric"] == "throughput_per_s" {
+            c["verdict"] = serde_json::json!("regressed");
+        }
+    }
+    std::fs::write(dir.join("first2.json"), first.to_string()).unwrap();
+    wsbench_in(&dir, &["compare", "again-base.csv", "again.csv", "--confirms", "first2.json"]).code(1).stderr_has(&[
+        "could not judge",
+        "tokio x1 yield-many",
+        "stands",
+    ]);
+    // Bad input names the value.
+    wsbench_in(&dir, &["compare", "again-base.csv", "again.csv", "--confirms", "nope.json"])
+        .code(2)
+        .stderr_has(&["nope.json"]);
+    for c in first["comparisons"].as_array_mut().unwrap() {
+        c["verdict"] = serde_json::json!("unchanged");
+    }
+    std::fs::write(dir.join("none.json"), first.to_string()).unwrap();
+    ab_run(&dir, PROGRAM, "x.csv", "x-base.csv", &["--regressed-in", "none.json"])
+        .code(2)
+        .stderr_has(&["none.json", "no regressed comparison"]);
+}

@@ -74,6 +74,7 @@ fn compare_args(base: &Path, current: &Path) -> CompareOptions {
         out: None,
         hdr_dir: None,
         plant: Vec::new(),
+        confirms: None,
     }
 }
 

@@ -93,6 +93,40 @@ fn the_report_is_one_self_contained_page_with_every_section() {
     self_contained(&html);
 }
 
+/// A nightly's second stage (`confirm.json` beside `compare.json`) is shown
+/// under the comparison, with what repeated.
+#[test]
+fn the_second_stage_is_shown_with_what_repeated() {
+    let dir = scratch("report-confirm");
+    setup(&dir);
+    wsbench_in(&dir, &["report", "--db", "h.sqlite", "--run", "night19", "--out", "first.html"]).ok();
+    assert!(!std::fs::read_to_string(dir.join("first.html")).unwrap().contains("Second stage"));
+    // The same two files judged as the second stage of their own first
+    // stage: every regression repeats.
+    wsbench_in(
+        &dir,
+        &[
+            "compare",
+            "night00/results.csv",
+            "night19/results.csv",
+            "--confirms",
+            "night19/compare.json",
+            "--json",
+            "night19/confirm.json",
+        ],
+    )
+    .code(1)
+    .stderr_has(&["second stage of", "night19/compare.json"]);
+    wsbench_in(&dir, &["report", "--db", "h.sqlite", "--run", "night19", "--out", "both.html"]).ok();
+    let html = std::fs::read_to_string(dir.join("both.html")).unwrap();
+    assert!(html.contains("<h3>Second stage</h3>") && html.contains("5 regressed in both stages"), "{html}");
+    assert!(html.contains("confirm.json"));
+    std::fs::write(dir.join("night19/confirm.json"), "{\"a\": 1}").unwrap();
+    wsbench_in(&dir, &["report", "--db", "h.sqlite", "--run", "night19", "--out", "bad.html"])
+        .code(2)
+        .stderr_has(&["night19/confirm.json", "is not a comparison written by"]);
+}
+
 /// Nothing to fetch: no scripts, links, images or frames, and no URL but
 /// the SVG namespace.
 fn self_contained(html: &str) {

@@ -23,6 +23,7 @@
 //! Beside each cell that regressed or improved, the report names the
 //! per-operation figures that moved with it ([`mechanism`]).
 
+pub mod confirm;
 mod control;
 pub mod mechanism;
 pub mod plant;
@@ -458,10 +459,26 @@ pub fn compare_with(
     floors: &Floors,
     histograms: Option<&Histograms>,
 ) -> Report {
+    compare_stage(base, current, floors, histograms, None)
+}
+
+/// [`compare_with`], as the second stage of `first` (`--confirms`) when
+/// given: only a metric regressed in both stages stays `regressed`
+/// ([`confirm::relabel`]).
+pub fn compare_stage(
+    base: &ResultsFile,
+    current: &ResultsFile,
+    floors: &Floors,
+    histograms: Option<&Histograms>,
+    first: Option<&confirm::Regressed>,
+) -> Report {
     let inputs = Inputs::new(base, current, histograms, floors.alpha);
     let (base_cells, current_cells, pairing) = (&inputs.base, &inputs.current, inputs.pairing);
     let (mut comparisons, underpowered) = inputs.judge_all();
     let machine = verdicts(&mut comparisons, floors, pairing);
+    if let Some(first) = first {
+        confirm::relabel(&mut comparisons, first);
+    }
     let direction: BTreeMap<&str, bool> = METRICS.iter().map(|m| (m.name, m.higher_is_better)).collect();
     comparisons.sort_by(|a, b| {
         let bad = |c: &Comparison| c.badness(*direction.get(c.metric).unwrap_or(&true));
@@ -703,6 +720,9 @@ pub struct Options {
     /// Changes to plant, one cell at a time (`--plant`): measure the
     /// gate's power instead of judging.
     pub plant: Vec<plant::Plant>,
+    /// `--confirms`: these files are the second stage of this first
+    /// stage's `compare --json` report.
+    pub confirms: Option<PathBuf>,
 }
 
 /// Checks the floors given as text (`5%`) and the significance level; an
@@ -764,9 +784,23 @@ pub fn main(args: &Options) -> Result<ExitCode> {
     if !args.plant.is_empty() {
         return plant_main(args, &base, &current, histograms.as_ref());
     }
-    let report = compare_with(&base, &current, &floors, histograms.as_ref());
+    let first = args.confirms.as_deref().map(confirm::regressed_in).transpose().map_err(unusable)?;
+    let mut report = compare_stage(&base, &current, &floors, histograms.as_ref(), first.as_ref());
     if report.comparisons.is_empty() {
         return Err(unusable(nothing_compared(&base, &current, &report)));
+    }
+    let mut standing = Vec::new();
+    if let (Some(first), Some(path)) = (&first, &args.confirms) {
+        standing = confirm::unjudged(&report.comparisons, first);
+        report.warnings.push(if standing.is_empty() {
+            format!("the second stage of `{}`: only a metric regressed in both stages is `regressed`", path.display())
+        } else {
+            format!(
+                "the second stage of `{}` could not judge {}: not re-measured, so the first stage's verdict stands",
+                path.display(),
+                standing.join(", ")
+            )
+        });
     }
     let markdown = render_markdown(&report);
     crate::out!("{markdown}");
@@ -774,7 +808,7 @@ pub fn main(args: &Options) -> Result<ExitCode> {
         eprintln!("warning: {w}");
     }
     write_reports(args, &report, &markdown)?;
-    Ok(if report.regressed() { ExitCode::from(EXIT_FAILURE) } else { ExitCode::SUCCESS })
+    Ok(if report.regressed() || !standing.is_empty() { ExitCode::from(EXIT_FAILURE) } else { ExitCode::SUCCESS })
 }
 
 /// `compare --plant`: the power table instead of the verdicts (exit 0).

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::data::ideal::IdealColumns;
 use crate::run::cgroup::columns::LimitColumns;
@@ -64,7 +64,7 @@ pub const US_PER_NS: f64 = 1e-3;
 
 /// What identifies a cell of the matrix. Two rows with equal keys measure
 /// the same thing.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct CellKey {
     /// `--sched` name.
     pub scheduler: String,

@@ -193,11 +193,7 @@ fn comparison_section(out: &mut String, run: Option<&RunDir>) -> Result<()> {
         );
         return Ok(());
     }
-    let bytes = crate::data::input::read_input(&path, "the comparison")?;
-    let json: Value = serde_json::from_slice(&bytes).with_context(|| {
-        format!("`{}` is not valid JSON: not a comparison written by `wsbench compare --json`", path.display())
-    })?;
-    let by_wsbench = json.get("generator").and_then(Value::as_str).is_some_and(|g| g.starts_with("wsbench"));
+    let (json, by_wsbench) = read_comparison(&path, "the comparison")?;
     ensure!(
         by_wsbench && json["comparisons"].is_array() && json["counts"].is_object(),
         "`{}` is not a comparison written by `wsbench compare --json` (no generator mark, `comparisons` or `counts`); \
@@ -245,6 +241,27 @@ fn comparison_section(out: &mut String, run: Option<&RunDir>) -> Result<()> {
     for w in json["warnings"].as_array().into_iter().flatten().filter_map(Value::as_str) {
         let _ = writeln!(out, "<p class=\"meta\">warning: {}</p>", escape(w));
     }
+    comparison_table(out, &rows);
+    if rows.len() > COMPARISON_ROWS {
+        let _ = writeln!(out, "<p class=\"meta\">{} more rows in compare.md.</p>", rows.len() - COMPARISON_ROWS);
+    }
+    second_stage_section(out, run)
+}
+
+/// A `compare --json` report read as JSON (`what` names it in errors),
+/// and whether wsbench wrote it (its generator mark).
+fn read_comparison(path: &Path, what: &str) -> Result<(Value, bool)> {
+    let bytes = crate::data::input::read_input(path, what)?;
+    let json: Value = serde_json::from_slice(&bytes).with_context(|| {
+        format!("`{}` is not valid JSON: not a comparison written by `wsbench compare --json`", path.display())
+    })?;
+    let by_wsbench = json.get("generator").and_then(Value::as_str).is_some_and(|g| g.starts_with("wsbench"));
+    Ok((json, by_wsbench))
+}
+
+/// The rows of a `compare --json` report as a table, the worst first, at
+/// most [`COMPARISON_ROWS`] of them.
+fn comparison_table(out: &mut String, rows: &[Value]) {
     out.push_str("<table><tr><th>verdict</th><th>cell</th><th>metric</th><th>base</th><th>current</th><th>change</th><th>p</th><th>q</th><th>runs</th></tr>\n");
     for c in rows.iter().take(COMPARISON_ROWS) {
         let metric = c["metric"].as_str().unwrap_or("");
@@ -266,9 +283,41 @@ fn comparison_section(out: &mut String, run: Option<&RunDir>) -> Result<()> {
         );
     }
     out.push_str("</table>\n");
-    if rows.len() > COMPARISON_ROWS {
-        let _ = writeln!(out, "<p class=\"meta\">{} more rows in compare.md.</p>", rows.len() - COMPARISON_ROWS);
+}
+
+/// The second stage of a nightly's A/B gate, when the run directory has
+/// one (`confirm.json`: `compare --confirms compare.json` on the regressed
+/// cells measured again): which regressions repeated. Without it the
+/// first stage's verdicts above would read as the night's.
+fn second_stage_section(out: &mut String, run: &RunDir) -> Result<()> {
+    let path = run.dir.join("confirm.json");
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(());
     }
+    let (json, by_wsbench) = read_comparison(&path, "the second stage's comparison")?;
+    ensure!(
+        by_wsbench && json["comparisons"].is_array(),
+        "`{}` is not a comparison written by `wsbench compare --confirms ... --json` (no generator mark or `comparisons`)",
+        path.display()
+    );
+    let rows: Vec<Value> = json["comparisons"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["verdict"] != "unchanged" || c["note"].as_str().is_some_and(|n| n.contains("confirmed")))
+        .cloned()
+        .collect();
+    let confirmed = rows.iter().filter(|c| c["verdict"] == "regressed").count();
+    let _ = writeln!(
+        out,
+        "<h3>Second stage</h3><p>The regressed cells above, measured again with fresh pairs (<code>{}</code>): <b><span \
+         class=\"regressed\">{confirmed} regressed in both stages</span></b>. Only these fail the night.</p>",
+        escape(&path.display().to_string())
+    );
+    for w in json["warnings"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+        let _ = writeln!(out, "<p class=\"meta\">warning: {}</p>", escape(w));
+    }
+    comparison_table(out, &rows);
     Ok(())
 }
 
@@ -389,7 +438,9 @@ pub fn render(args: &Options) -> Result<String> {
 /// `wsbench report`.
 pub fn main(args: &Options) -> Result<ExitCode> {
     let run_files: Vec<PathBuf> = match &args.run {
-        Some(dir) => ["results.csv", "compare.json", "results.json"].iter().map(|f| dir.join(f)).collect(),
+        Some(dir) => {
+            ["results.csv", "compare.json", "confirm.json", "results.json"].iter().map(|f| dir.join(f)).collect()
+        }
         None => Vec::new(),
     };
     let mut inputs: Vec<(&str, &Path)> = vec![("--db", args.db.as_path())];
