@@ -42,8 +42,8 @@ struct FirstComparison {
 /// The regressed comparisons of `path`, a `compare --json` report. An
 /// error when it cannot be read, is not such a report, or has none.
 pub fn regressed_in(path: &Path) -> Result<Regressed> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read `{}`", path.display()))?;
-    let first: FirstStage = serde_json::from_str(&text).with_context(|| {
+    let bytes = crate::data::input::read_input(path, "the first stage's report")?;
+    let first: FirstStage = serde_json::from_slice(&bytes).with_context(|| {
         format!("`{}` is not a `wsbench compare --json` report (its `comparisons` could not be read)", path.display())
     })?;
     let regressed: Regressed = first
@@ -192,7 +192,10 @@ mod tests {
         let e = format!("{:#}", regressed_in(&other).unwrap_err());
         assert!(e.contains("not a `wsbench compare --json` report"), "{e}");
         let missing = regressed_in(&dir.join("missing.json")).unwrap_err().to_string();
-        assert!(missing.contains("cannot read") && missing.contains("missing.json"), "{missing}");
+        assert!(
+            missing.contains("cannot open the first stage's report") && missing.contains("missing.json"),
+            "{missing}"
+        );
         let one = dir.join("one.json");
         std::fs::write(&one, std::fs::read_to_string(&none).unwrap().replace("unchanged", "regressed")).unwrap();
         let got = regressed_in(&one).unwrap();
