@@ -399,9 +399,11 @@ pub struct CompareArgs {
     #[arg(long, value_name = "PATH")]
     pub out: Option<PathBuf>,
     /// The HDR logs of the A/B invocation that wrote the two files (`run --base-bin ... --hdr-dir
-    /// DIR`: the current side's in DIR, the base's in DIR/base/). With them the latency
-    /// percentiles are judged on each side's runs added into one histogram, by a sign-flip
-    /// permutation test over the pairs, instead of on the per-run percentiles.
+    /// DIR`: the current side's in DIR, the base's in DIR/base/). With them a latency percentile
+    /// that some runs are too short to have (blank per run, e.g. p99.9 of a short run) is judged
+    /// on each side's runs added into one histogram, by a sign-flip permutation test over the
+    /// pairs. Percentiles every run has are judged by the shift test on the per-run values,
+    /// with or without logs.
     #[arg(long, value_name = "DIR")]
     pub hdr_dir: Option<PathBuf>,
     /// Measure the gate's power instead of judging: plant METRIC=CHANGE (e.g. `p99_us=+20%`)

@@ -1,7 +1,9 @@
 //! `compare --hdr-dir` and `compare --plant` through the real binary: an A/B
 //! run with `--hdr-dir` writes both sides' logs (the base's in `base/`);
-//! with 16 pairs or more compare judges the latency percentiles on the
-//! added histograms, with fewer on the per-run values and says why;
+//! with 16 pairs or more compare judges a latency percentile every run has
+//! by the shift test on the per-run values, one the runs are too short for
+//! on the added histograms, and with fewer pairs on the per-run values,
+//! saying why;
 //! `--plant` reports one verdict per cell; bad input is refused naming the
 //! value. Only structure and counts are asserted, never a verdict that the
 //! machine's noise could change.
@@ -90,22 +92,41 @@ fn latency_is_judged_on_both_sides_added_histograms() {
     assert_eq!(report["pairing"], "paired");
     let comparisons = report["comparisons"].as_array().unwrap();
     let latency = ["p50_us", "p90_us", "p99_us", "p999_us"];
+    // A percentile every run of both sides has goes to the shift test on
+    // the per-run values; one some runs are too short for, to the added
+    // histograms.
+    let every_run_has = |metric: &str| {
+        ["base.csv", "current.csv"].iter().all(|f| {
+            let mut rows = csv::Reader::from_path(dir.join(f)).unwrap();
+            let col = rows.headers().unwrap().iter().position(|h| h == metric).unwrap();
+            rows.records().all(|r| !r.unwrap()[col].is_empty())
+        })
+    };
     for c in comparisons {
-        let pooled = latency.contains(&c["metric"].as_str().unwrap());
-        assert_eq!(c["pooled"], pooled, "{c}");
-        if pooled {
+        let metric = c["metric"].as_str().unwrap();
+        let is_latency = latency.contains(&metric);
+        let shift = is_latency && every_run_has(metric);
+        assert_eq!(c["shift"], shift, "{c}");
+        assert_eq!(c["pooled"], is_latency && !shift, "{c}");
+        if is_latency {
             assert_eq!(c["runs"], serde_json::json!([16, 16]), "{c}");
             let p = c["p_value"].as_f64().unwrap();
             assert!(p > 0.0 && p <= 1.0 && c["detectable"].as_f64().unwrap() >= 0.0, "{c}");
             assert!(c["base"].as_f64().unwrap() > 0.0 && c["current"].as_f64().unwrap() > 0.0, "{c}");
         }
     }
-    assert_eq!(comparisons.iter().filter(|c| c["pooled"] == true).count(), 4, "4 percentiles");
+    let tested = |m: &str| comparisons.iter().any(|c| c["metric"] == m && (c["pooled"] == true || c["shift"] == true));
+    assert!(latency.iter().all(|m| tested(m)), "every percentile by a sign-flip test");
+    assert!(every_run_has("p50_us") && !every_run_has("p999_us"), "40 ms runs have a p50 and no p99.9");
     let md = std::fs::read_to_string(dir.join("c.md")).unwrap();
-    assert!(md.contains("sign-flip") && md.contains("pooled"), "{md}");
+    assert!(md.contains("sign-flip") && md.contains("pooled") && md.contains("`shift`"), "{md}");
 
-    // Without the logs, the same files are judged on the per-run values.
-    assert!(none_pooled(&judged(&dir, false, "plain").1));
+    // Without the logs, the same files are judged on the per-run values:
+    // p50 still by the shift test.
+    let plain = judged(&dir, false, "plain").1;
+    assert!(none_pooled(&plain));
+    let p50 = plain["comparisons"].as_array().unwrap().iter().find(|c| c["metric"] == "p50_us").unwrap().clone();
+    assert_eq!(p50["shift"], true, "{p50}");
 
     // The base log gone: judged on its runs, and said so.
     std::fs::remove_file(dir.join("hdr/base").join(&current[0])).unwrap();
@@ -121,6 +142,8 @@ fn too_few_pairs_are_judged_per_run_and_said_so() {
     let (run, report) = judged(&dir, true, "c");
     run.stderr_has(&["2 cell(s) with HDR logs have fewer than 16 pairs"]);
     assert!(none_pooled(&report));
+    let comparisons = report["comparisons"].as_array().unwrap();
+    assert!(comparisons.iter().all(|c| c["shift"] == false), "3 pairs: the paired t-test");
 }
 
 #[test]

@@ -123,6 +123,7 @@ mod tests {
             runs: (20, 20),
             paired: true,
             pooled: false,
+            shift: false,
             verdict,
             note: String::new(),
             all_runtimes: false,

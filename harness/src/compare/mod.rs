@@ -14,10 +14,13 @@
 //! Two files of one A/B invocation (`run --base-bin`, see [`crate::run::ab`])
 //! are judged on their pairs instead: the change is the median ratio
 //! current/base over the pairs, and both `p` and the corrected `q` come
-//! from the one-sample t-test on the pairs' log ratios. With the
-//! invocation's HDR logs (`--hdr-dir`) and at least [`pooled::MIN_PAIRS`]
-//! pairs, the latency percentiles are judged instead on each side's runs
-//! added into one histogram ([`pooled`]). `--plant` measures the gate's
+//! from the one-sample t-test on the pairs' log ratios. From [`MIN_PAIRS`]
+//! pairs on, a latency percentile that every pair has is judged instead
+//! by the shift test on its per-run values ([`crate::stats::shift`]: the
+//! median ratio over every base run against every current run, a
+//! sign-flip test over the pairs); one the runs are too short for (blank
+//! in some) is judged, with the invocation's HDR logs (`--hdr-dir`), on
+//! each side's runs added into one histogram ([`pooled`]). `--plant` measures the gate's
 //! power on the files instead of judging them ([`plant`]).
 //!
 //! Beside each cell that regressed or improved, the report names the
@@ -48,6 +51,8 @@ use crate::output::export::{file, marks, write_output, Kind};
 use crate::output::table::{format_count, format_us};
 use crate::parse::parse_percent;
 use crate::run::ab::{self, Pairing};
+use crate::stats::shift::shift_test;
+use crate::stats::signflip::MIN_PAIRS;
 use crate::stats::ttest::{benjamini_hochberg, paired_detectable, welch_log_detectable, welch_log_p, POWER};
 use crate::stats::{mann_whitney_p, median, min_possible_p};
 
@@ -181,6 +186,11 @@ pub struct Comparison {
     /// histogram (`--hdr-dir`, [`pooled`]): `base` and `current` are the
     /// added histograms' percentiles, `p` the sign-flip test's.
     pub pooled: bool,
+    /// A latency percentile of paired files judged by the shift test on
+    /// its per-run values ([`crate::stats::shift`]): `change` is the
+    /// typical ratio of a current run's value to a base run's, over every
+    /// combination, minus 1; `p` the sign-flip test's.
+    pub shift: bool,
     /// The decision.
     pub verdict: Verdict,
     /// Why, when it is not obvious (e.g. every current run failed).
@@ -331,32 +341,84 @@ fn judge(metric: &Metric, cell: &CellKey, base: &[f64], current: &[f64], alpha: 
         runs: (base.len(), current.len()),
         paired: false,
         pooled: false,
+        shift: false,
         verdict: Verdict::Unchanged,
         note: String::new(),
         all_runtimes: false,
     })
 }
 
-fn judge_paired(metric: &Metric, cell: &CellKey, pairs: &[(f64, f64)], alpha: f64) -> Option<Comparison> {
-    let test = ab::paired_test(pairs)?;
+/// What a paired test found, before the verdict.
+pub(crate) struct PairedFinding {
+    /// The base side's figure: the median of its runs, or the added
+    /// histogram's percentile.
+    pub base: f64,
+    /// The current side's figure, as `base`.
+    pub current: f64,
+    /// The test's change (a fraction).
+    pub change: f64,
+    /// The test's two-sided p-value.
+    pub p: Option<f64>,
+    /// The test's minimum detectable change (a fraction).
+    pub detectable: Option<f64>,
+    /// The pairs judged.
+    pub pairs: usize,
+}
+
+impl Comparison {
+    /// The comparison of a paired `metric` of `cell`, `unchanged` until
+    /// the verdicts; `pooled` and `shift` say which test judged it.
+    pub(crate) fn paired(cell: &CellKey, metric: &'static str, found: PairedFinding) -> Comparison {
+        Comparison {
+            cell: cell.clone(),
+            metric,
+            base: found.base,
+            current: found.current,
+            change: found.change,
+            p_value: found.p,
+            t_test_p: found.p,
+            q_value: None,
+            detectable: found.detectable,
+            runs: (found.pairs, found.pairs),
+            paired: true,
+            pooled: false,
+            shift: false,
+            verdict: Verdict::Unchanged,
+            note: String::new(),
+            all_runtimes: false,
+        }
+    }
+}
+
+/// Judges a latency percentile of at least [`MIN_PAIRS`] pairs by the
+/// shift test ([`crate::stats::shift`]). `None` when a value is not
+/// positive: the caller then falls back to the paired t-test.
+fn judge_shift(metric: &Metric, cell: &CellKey, pairs: &[(f64, f64)], alpha: f64) -> Option<Comparison> {
+    let test = shift_test(pairs, alpha, pooled::seed(cell, metric.name))?;
     let (b, c): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
-    Some(Comparison {
-        cell: cell.clone(),
-        metric: metric.name,
+    let found = PairedFinding {
         base: median(&b),
         current: median(&c),
         change: test.change,
-        p_value: test.p,
-        t_test_p: test.p,
-        q_value: None,
+        p: Some(test.p),
+        detectable: Some(test.detectable),
+        pairs: pairs.len(),
+    };
+    Some(Comparison { shift: true, ..Comparison::paired(cell, metric.name, found) })
+}
+
+fn judge_paired(metric: &Metric, cell: &CellKey, pairs: &[(f64, f64)], alpha: f64) -> Option<Comparison> {
+    let test = ab::paired_test(pairs)?;
+    let (b, c): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
+    let found = PairedFinding {
+        base: median(&b),
+        current: median(&c),
+        change: test.change,
+        p: test.p,
         detectable: ab::log_ratios(pairs).and_then(|d| paired_detectable(&d, alpha)),
-        runs: (pairs.len(), pairs.len()),
-        paired: true,
-        pooled: false,
-        verdict: Verdict::Unchanged,
-        note: String::new(),
-        all_runtimes: false,
-    })
+        pairs: pairs.len(),
+    };
+    Some(Comparison::paired(cell, metric.name, found))
 }
 
 /// Compares two loaded files on their per-run values.
@@ -395,21 +457,30 @@ impl<'a> Inputs<'a> {
     fn judge_metric(&self, metric: &Metric, key: &CellKey, scale: f64) -> Option<Comparison> {
         let (base_runs, current_runs) = (self.base.get(key)?, self.current.get(key)?);
         if let Pairing::Paired(_) = self.pairing {
-            let runs = self.histograms.and_then(|h| h.cells.get(key));
-            let q = match metric.source {
-                Source::Latency(m) => pooled::quantile(m),
-                _ => None,
+            let pairs: Vec<(f64, f64)> = ab::pairs(base_runs, current_runs, |r| metric.value(r))
+                .into_iter()
+                .map(|(b, c)| (b, c * scale))
+                .collect();
+            let Source::Latency(m) = metric.source else {
+                return judge_paired(metric, key, &pairs, self.alpha);
             };
-            if let (Some(runs), Some(q)) = (runs, q) {
+            // Every pair of ok runs has the percentile: the shift test on
+            // the per-run values. A percentile the runs are too short for
+            // (blank in some) is judged on the added histograms when
+            // --hdr-dir gave them.
+            let ok_pairs = ab::pairs(base_runs, current_runs, |_| Some(1.0)).len();
+            if pairs.len() >= MIN_PAIRS && pairs.len() == ok_pairs {
+                if let Some(c) = judge_shift(metric, key, &pairs, self.alpha) {
+                    return Some(c);
+                }
+            }
+            let runs = self.histograms.and_then(|h| h.cells.get(key));
+            if let (Some(runs), Some(q)) = (runs, pooled::quantile(m)) {
                 let sides = (base_runs.as_slice(), current_runs.as_slice());
                 if let Some(c) = pooled::judge(metric.name, key, q, runs, sides, scale, self.alpha) {
                     return Some(c);
                 }
             }
-            let pairs: Vec<(f64, f64)> = ab::pairs(base_runs, current_runs, |r| metric.value(r))
-                .into_iter()
-                .map(|(b, c)| (b, c * scale))
-                .collect();
             return judge_paired(metric, key, &pairs, self.alpha);
         }
         let (b_ok, c_ok) = (ok_runs(base_runs), ok_runs(current_runs));
@@ -498,14 +569,14 @@ pub fn compare_stage(
         ));
     }
     let pooled_cells =
-        comparisons.iter().filter(|c| c.pooled).map(|c| &c.cell).collect::<std::collections::BTreeSet<_>>();
+        comparisons.iter().filter(|c| c.pooled || c.shift).map(|c| &c.cell).collect::<std::collections::BTreeSet<_>>();
     let short = histograms.map_or(0, |h| h.cells.keys().filter(|k| !pooled_cells.contains(k)).count());
     if short > 0 && matches!(pairing, Pairing::Paired(_)) {
         warnings.push(format!(
-            "{short} cell(s) with HDR logs have fewer than {} pairs of ok runs: the pooled test cannot reach the correction's \
+            "{short} cell(s) with HDR logs have fewer than {} pairs of ok runs: the sign-flip tests cannot reach the correction's \
              threshold with so few, so their latency is judged on the per-run values (use --runs {} or more)",
-            pooled::MIN_PAIRS,
-            pooled::MIN_PAIRS
+            MIN_PAIRS,
+            MIN_PAIRS
         ));
     }
     if histograms.is_some() && !matches!(pairing, Pairing::Paired(_)) {
@@ -623,6 +694,7 @@ fn all_failed(key: &CellKey, base_ok: usize, current_runs: &[&RunRecord]) -> Com
         runs: (base_ok, 0),
         paired: false,
         pooled: false,
+        shift: false,
         verdict: Verdict::Regressed,
         note: format!("every current run failed: {}", errors.join("; ")),
         all_runtimes: false,

@@ -10,11 +10,12 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{ensure, Context, Result};
 
-use super::{Comparison, Verdict};
+use super::{Comparison, PairedFinding};
 use crate::data::record::{CellKey, LatencyMetric, RunRecord, Status};
 use crate::output::export::hdr::{self, BASE_SUBDIR, RUN_TAG};
 use crate::run::env::rfc3339_utc;
 use crate::stats::pooled::{pooled_quantile_test, Run};
+use crate::stats::signflip::MIN_PAIRS;
 
 /// One side's runs: run number → `(latency in µs, count)`, ascending.
 type SideRuns = BTreeMap<usize, Vec<(f64, u64)>>;
@@ -152,18 +153,9 @@ pub fn quantile(metric: LatencyMetric) -> Option<f64> {
 
 /// A fixed seed per (cell, metric): the same files always get the same
 /// verdicts.
-fn seed(cell: &CellKey, metric: &str) -> u64 {
+pub(super) fn seed(cell: &CellKey, metric: &str) -> u64 {
     crate::stats::seed_from(0, &format!("{cell}\u{0}{metric}"))
 }
-
-/// The fewest pairs the pooled test is used with. Its smallest p-value is
-/// 2/2^pairs (the observed split and its mirror), and one change among a
-/// nightly's 648 comparisons needs p < 0.05/648 = 7.7e-5 to survive the
-/// correction: 2/2^16 = 3.1e-5 can, 2/2^14 = 1.2e-4 cannot. With fewer
-/// pairs the per-run t-test, whose p has no floor, judges instead
-/// (results/gate-power/pooled/: at 12 pairs the pooled p50 flagged 14 of
-/// 54 planted +20 % changes, the t-test 41).
-pub const MIN_PAIRS: usize = 16;
 
 /// Judges quantile `q` of `cell` on the pairs of ok runs that have
 /// histograms on both sides, the current side's latencies multiplied by
@@ -191,23 +183,15 @@ pub fn judge(
         return None;
     }
     let test = pooled_quantile_test(&pairs, q, alpha, seed(cell, metric))?;
-    Some(Comparison {
-        cell: cell.clone(),
-        metric,
+    let found = PairedFinding {
         base: test.base,
         current: test.current,
         change: test.change,
-        p_value: Some(test.p),
-        t_test_p: Some(test.p),
-        q_value: None,
+        p: Some(test.p),
         detectable: Some(test.detectable),
-        runs: (pairs.len(), pairs.len()),
-        paired: true,
-        pooled: true,
-        verdict: Verdict::Unchanged,
-        note: String::new(),
-        all_runtimes: false,
-    })
+        pairs: pairs.len(),
+    };
+    Some(Comparison { pooled: true, ..Comparison::paired(cell, metric, found) })
 }
 
 /// Reads `--hdr-dir` for the cells both files have, when it was given.

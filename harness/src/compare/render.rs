@@ -68,12 +68,19 @@ pub fn render_markdown(report: &Report) -> String {
                 c.q_value.map(format_q).unwrap_or_else(|| "-".to_string()),
                 c.detectable.map(|d| format!("{:.1}%", d * PERCENT)).unwrap_or_else(|| "-".to_string()),
                 format!("{}/{}", c.runs.0, c.runs.1),
-                if c.pooled && c.note.is_empty() {
-                    "pooled".to_string()
-                } else if c.pooled {
-                    format!("pooled; {}", c.note)
-                } else {
-                    c.note.clone()
+                match (
+                    if c.pooled {
+                        "pooled"
+                    } else if c.shift {
+                        "shift"
+                    } else {
+                        ""
+                    },
+                    c.note.as_str(),
+                ) {
+                    ("", note) => note.to_string(),
+                    (test, "") => test.to_string(),
+                    (test, note) => format!("{test}; {note}"),
                 },
             ]
         })
@@ -113,6 +120,15 @@ pub fn render_markdown(report: &Report) -> String {
             report.tail_threshold * PERCENT,
             a = report.alpha,
         );
+        if report.comparisons.iter().any(|c| c.shift) {
+            out.insert_str(
+                out.len() - 1,
+                " Latency percentiles marked `shift` are judged differently: the change is the median over every \
+                 (base run, current run) combination of the ratio current/base − 1, so a run that a stall of the machine \
+                 inflated moves it little, and `p` is a sign-flip permutation test over the pairs (whole pairs swap sides, \
+                 so the pairing is kept); its detectable change comes from the spread of the statistic over the swaps.",
+            );
+        }
         if report.comparisons.iter().any(|c| c.pooled) {
             out.insert_str(
                 out.len() - 1,

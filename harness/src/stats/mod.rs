@@ -4,11 +4,15 @@
 //! Mann–Whitney U test that `compare` uses. Beside it: per-cell summaries
 //! and the ratio to a reference (`summary`), Welch's t-test and the
 //! false-discovery correction (`ttest`), capacity at an objective (`slo`)
-//! change points in a nightly series (`changepoint`), and the Universal
+//! change points in a nightly series (`changepoint`), the sign-flip
+//! test over an A/B invocation's pairs (`signflip`) with its two
+//! statistics (`shift`, `pooled`), and the Universal
 //! Scalability Law fitted to a scaling curve (`usl`).
 
 pub mod changepoint;
 pub mod pooled;
+pub mod shift;
+pub mod signflip;
 pub mod slo;
 pub mod summary;
 pub mod ttest;

@@ -12,16 +12,10 @@
 //! setting it.
 //!
 //! The statistic is T = ln(Q(current) / Q(base)), Q the quantile of a
-//! side's added histogram. Its null distribution comes from the pairs:
-//! under "no change" the two runs of a pair are exchangeable, so swapping
-//! them (flipping the pair's sign) gives another equally likely split.
-//! Whole runs move, so everything correlated inside a run (a stall delays
-//! many requests at once, a run's placement on the cores holds for all its
-//! requests) moves with them and is part of the null. The two-sided
-//! p-value is the share of splits whose |T| is at least the observed one:
-//! over all 2^n splits exactly up to [`EXACT_MAX_PAIRS`] pairs, else over
-//! [`MAX_DRAWS`] random splits, stopping once [`STOP_AFTER_HITS`] of them
-//! reach the observed |T| (Besag and Clifford's sequential p-value).
+//! side's added histogram, tested by [`super::signflip`]: whole runs swap
+//! sides, so everything correlated inside a run (a stall delays many
+//! requests at once, a run's placement on the cores holds for all its
+//! requests) moves with them and is part of the null.
 //!
 //! The quantile of an added histogram lies between the smallest and the
 //! largest of the runs' own quantiles (below the smallest, every run has
@@ -29,20 +23,7 @@
 //! run has at least q), so only the values in that range are kept, and
 //! each split's quantile is a binary search over them.
 
-use super::changepoint::STOP_AFTER_HITS;
-use super::ttest::{t_two_sided_quantile, POWER};
-use super::SplitMix64;
-
-/// Up to this many pairs every split is tried (2^14 = 16,384).
-pub const EXACT_MAX_PAIRS: usize = 14;
-/// Random splits drawn above [`EXACT_MAX_PAIRS`]: p-values resolve down to
-/// 1/100,000, well below the Benjamini–Hochberg threshold of one change
-/// among a nightly matrix's comparisons (0.05 / 648 = 7.7e-5). Only a
-/// cell that differs draws them all; the others stop early.
-pub const MAX_DRAWS: usize = 99_999;
-/// Random splits drawn before the sequential stop may end the draw, so the
-/// spread behind the minimum detectable change rests on enough of them.
-const MIN_DRAWS: usize = 999;
+use super::signflip::sign_flip;
 
 /// One run's latencies: `(value, count)` with values ascending and counts
 /// above 0.
@@ -148,17 +129,6 @@ impl Grid {
     }
 }
 
-/// Sets `swapped` to a uniformly random split: one random bit per pair,
-/// however many pairs there are.
-fn random_split(rng: &mut SplitMix64, swapped: &mut [bool]) {
-    for chunk in swapped.chunks_mut(64) {
-        let bits = rng.next();
-        for (i, s) in chunk.iter_mut().enumerate() {
-            *s = (bits >> i) & 1 == 1;
-        }
-    }
-}
-
 /// Tests whether quantile `q` (0 < q < 1) of the current runs, added,
 /// differs from the base runs', added, over `pairs` of (base, current)
 /// runs. `seed` fixes the random splits, so the same input always gets the
@@ -171,46 +141,10 @@ pub fn pooled_quantile_test(pairs: &[(&Run, &Run)], q: f64, alpha: f64, seed: u6
         return None;
     }
     let grid = Grid::new(&runs, q);
-    let n = pairs.len();
-    let mut swapped = vec![false; n];
-    let (observed, b, c) = grid.split(&swapped, q);
-    let reach = |t: f64| t.abs() >= observed.abs() - 1e-12;
-    let (mut hits, mut draws, mut sum_sq) = (0usize, 0usize, 0.0f64);
-    let p = if n <= EXACT_MAX_PAIRS {
-        for flips in 0..1u64 << n {
-            for (i, s) in swapped.iter_mut().enumerate() {
-                *s = (flips >> i) & 1 == 1;
-            }
-            let (t, ..) = grid.split(&swapped, q);
-            hits += usize::from(reach(t));
-            sum_sq += t * t;
-            draws += 1;
-        }
-        hits as f64 / draws as f64
-    } else {
-        let mut rng = SplitMix64(seed);
-        let mut stopped = None;
-        while draws < MAX_DRAWS {
-            random_split(&mut rng, &mut swapped);
-            let (t, ..) = grid.split(&swapped, q);
-            draws += 1;
-            sum_sq += t * t;
-            if reach(t) {
-                hits += 1;
-                if hits >= STOP_AFTER_HITS && draws >= MIN_DRAWS {
-                    stopped = Some(hits as f64 / draws as f64);
-                    break;
-                }
-            }
-        }
-        stopped.unwrap_or((1 + hits) as f64 / (1 + draws) as f64)
-    };
-    // Under the null T is symmetric about 0 (every split's mirror is also
-    // a split), so its spread is the root mean square over the splits.
-    let spread = (sum_sq / draws as f64).sqrt();
-    let z = t_two_sided_quantile(alpha, 1e9) + t_two_sided_quantile(2.0 * (1.0 - POWER), 1e9);
+    let flip = sign_flip(pairs.len(), seed, |swapped| grid.split(swapped, q).0);
+    let (_, b, c) = grid.split(&vec![false; pairs.len()], q);
     let (base, current) = (grid.values[b], grid.values[c]);
-    Some(PooledTest { base, current, change: current / base - 1.0, p, detectable: (z * spread).exp() - 1.0 })
+    Some(PooledTest { base, current, change: current / base - 1.0, p: flip.p, detectable: flip.detectable(alpha) })
 }
 
 #[cfg(test)]
@@ -282,7 +216,7 @@ mod tests {
         let pairs: Vec<_> =
             (0..20).map(|i| (run(100.0 + i as f64, 50, 0), run(120.0 + 1.2 * i as f64, 50, 0))).collect();
         let t = test(&pairs, 0.5).unwrap();
-        assert!(t.p <= 3.0 / (1.0 + MAX_DRAWS as f64), "p {}", t.p);
+        assert!(t.p <= 3.0 / (1.0 + super::super::signflip::MAX_DRAWS as f64), "p {}", t.p);
         assert!(t.p > 0.0);
         assert_eq!(test(&pairs, 0.5), Some(t));
         assert!(t.detectable > 0.0 && t.detectable < t.change, "{t:?}");
@@ -304,23 +238,6 @@ mod tests {
             .collect();
         let t = test(&pairs, 0.5).unwrap();
         assert!(t.p > 0.05, "{t:?}");
-    }
-
-    #[test]
-    fn random_splits_swap_every_pair_however_many() {
-        // 130 pairs: more than one word of bits. Over 200 draws each pair
-        // is swapped and kept at least once (a miss has chance 2^-199).
-        let mut rng = SplitMix64(3);
-        let mut swapped = vec![false; 130];
-        let (mut seen_swapped, mut seen_kept) = (vec![false; 130], vec![false; 130]);
-        for _ in 0..200 {
-            random_split(&mut rng, &mut swapped);
-            for (i, &s) in swapped.iter().enumerate() {
-                seen_swapped[i] |= s;
-                seen_kept[i] |= !s;
-            }
-        }
-        assert!(seen_swapped.iter().all(|&x| x) && seen_kept.iter().all(|&x| x));
     }
 
     #[test]

@@ -271,8 +271,15 @@ fn comparison_table(out: &mut String, rows: &[Value]) {
             out,
             "<tr><td class=\"{v}\">{v}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
             escape(&cell_text(&c["cell"])),
-            // A percentile judged on the added histograms (`compare --hdr-dir`).
-            escape(&if c["pooled"] == true { format!("{metric} (pooled)") } else { metric.to_string() }),
+            // A percentile judged on the added histograms (`compare --hdr-dir`)
+            // or by the shift test on the per-run values.
+            escape(&if c["pooled"] == true {
+                format!("{metric} (pooled)")
+            } else if c["shift"] == true {
+                format!("{metric} (shift)")
+            } else {
+                metric.to_string()
+            }),
             escape(&num("base")),
             escape(&num("current")),
             c["change"].as_f64().map(|v| format!("{:+.1}%", v * 100.0)).unwrap_or_default(),
