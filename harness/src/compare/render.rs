@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{mechanism, Report, METRICS};
+use super::{mechanism, Comparison, Report, METRICS};
 use crate::output::table::Table;
 use crate::stats::ttest::POWER;
 
@@ -31,6 +31,18 @@ fn detectable_method(alpha: f64) -> String {
 
 /// The change column's name when the runs are paired (`run --base-bin`).
 pub const PAIR_CHANGE: &str = "pair change";
+
+/// The note's mark of the test that judged a latency percentile, `""`
+/// for the t-tests.
+fn test_mark(c: &Comparison) -> &'static str {
+    if c.pooled {
+        "pooled"
+    } else if c.shift {
+        "shift"
+    } else {
+        ""
+    }
+}
 
 /// Renders the markdown report.
 pub fn render_markdown(report: &Report) -> String {
@@ -68,16 +80,7 @@ pub fn render_markdown(report: &Report) -> String {
                 c.q_value.map(format_q).unwrap_or_else(|| "-".to_string()),
                 c.detectable.map(|d| format!("{:.1}%", d * PERCENT)).unwrap_or_else(|| "-".to_string()),
                 format!("{}/{}", c.runs.0, c.runs.1),
-                match (
-                    if c.pooled {
-                        "pooled"
-                    } else if c.shift {
-                        "shift"
-                    } else {
-                        ""
-                    },
-                    c.note.as_str(),
-                ) {
+                match (test_mark(c), c.note.as_str()) {
                     ("", note) => note.to_string(),
                     (test, "") => test.to_string(),
                     (test, note) => format!("{test}; {note}"),
