@@ -37,3 +37,4 @@ done
 echo "== all ${#dirs[@]} invocations"
 python3 $here/../tuned/alpha.py "${dirs[@]}"
 python3 $here/../tuned/confirm.py "${dirs[@]}"
+python3 $here/detectable.py "${dirs[@]}"
