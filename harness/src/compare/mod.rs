@@ -390,11 +390,18 @@ impl Comparison {
     }
 }
 
+/// The seed of a sign-flip test's random swaps, fixed per (cell, metric)
+/// for both its statistics (shift, pooled): the same files always get the
+/// same verdicts.
+fn flip_seed(cell: &CellKey, metric: &str) -> u64 {
+    crate::stats::seed_from(0, &format!("{cell}\u{0}{metric}"))
+}
+
 /// Judges a latency percentile of at least [`MIN_PAIRS`] pairs by the
 /// shift test ([`crate::stats::shift`]). `None` when a value is not
 /// positive: the caller then falls back to the paired t-test.
 fn judge_shift(metric: &Metric, cell: &CellKey, pairs: &[(f64, f64)], alpha: f64) -> Option<Comparison> {
-    let test = shift_test(pairs, alpha, pooled::seed(cell, metric.name))?;
+    let test = shift_test(pairs, alpha, flip_seed(cell, metric.name))?;
     let (b, c): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
     let found = PairedFinding {
         base: median(&b),
@@ -568,9 +575,10 @@ pub fn compare_stage(
             h.missing[0]
         ));
     }
-    let pooled_cells =
+    // Cells whose latency a sign-flip test judged (shift or pooled).
+    let flipped =
         comparisons.iter().filter(|c| c.pooled || c.shift).map(|c| &c.cell).collect::<std::collections::BTreeSet<_>>();
-    let short = histograms.map_or(0, |h| h.cells.keys().filter(|k| !pooled_cells.contains(k)).count());
+    let short = histograms.map_or(0, |h| h.cells.keys().filter(|k| !flipped.contains(k)).count());
     if short > 0 && matches!(pairing, Pairing::Paired(_)) {
         warnings.push(format!(
             "{short} cell(s) with HDR logs have fewer than {} pairs of ok runs: the sign-flip tests cannot reach the correction's \

@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{ensure, Context, Result};
 
-use super::{Comparison, PairedFinding};
+use super::{flip_seed, Comparison, PairedFinding};
 use crate::data::record::{CellKey, LatencyMetric, RunRecord, Status};
 use crate::output::export::hdr::{self, BASE_SUBDIR, RUN_TAG};
 use crate::run::env::rfc3339_utc;
@@ -151,12 +151,6 @@ pub fn quantile(metric: LatencyMetric) -> Option<f64> {
     }
 }
 
-/// A fixed seed per (cell, metric): the same files always get the same
-/// verdicts.
-pub(super) fn seed(cell: &CellKey, metric: &str) -> u64 {
-    crate::stats::seed_from(0, &format!("{cell}\u{0}{metric}"))
-}
-
 /// Judges quantile `q` of `cell` on the pairs of ok runs that have
 /// histograms on both sides, the current side's latencies multiplied by
 /// `scale` (1 but for a planted change). `None` with fewer than
@@ -182,7 +176,7 @@ pub fn judge(
     if pairs.len() < MIN_PAIRS {
         return None;
     }
-    let test = pooled_quantile_test(&pairs, q, alpha, seed(cell, metric))?;
+    let test = pooled_quantile_test(&pairs, q, alpha, flip_seed(cell, metric))?;
     let found = PairedFinding {
         base: test.base,
         current: test.current,
