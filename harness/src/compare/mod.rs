@@ -15,7 +15,7 @@
 //! are judged on their pairs instead: the change is the median ratio
 //! current/base over the pairs, and both `p` and the corrected `q` come
 //! from the one-sample t-test on the pairs' log ratios. From [`MIN_PAIRS`]
-//! pairs on, a latency percentile that every pair has is judged instead
+//! to [`shift::MAX_PAIRS`] pairs, a latency percentile that every pair has is judged instead
 //! by the shift test on its per-run values ([`crate::stats::shift`]: the
 //! median ratio over every base run against every current run, a
 //! sign-flip test over the pairs); one the runs are too short for (blank
@@ -51,7 +51,7 @@ use crate::output::export::{file, marks, write_output, Kind};
 use crate::output::table::{format_count, format_us};
 use crate::parse::parse_percent;
 use crate::run::ab::{self, Pairing};
-use crate::stats::shift::shift_test;
+use crate::stats::shift::{self, shift_test};
 use crate::stats::signflip::MIN_PAIRS;
 use crate::stats::ttest::{benjamini_hochberg, paired_detectable, welch_log_detectable, welch_log_p, POWER};
 use crate::stats::{mann_whitney_p, median, min_possible_p};
@@ -397,8 +397,8 @@ fn flip_seed(cell: &CellKey, metric: &str) -> u64 {
     crate::stats::seed_from(0, &format!("{cell}\u{0}{metric}"))
 }
 
-/// Judges a latency percentile of at least [`MIN_PAIRS`] pairs by the
-/// shift test ([`crate::stats::shift`]). `None` when a value is not
+/// Judges a latency percentile of [`MIN_PAIRS`] to [`shift::MAX_PAIRS`]
+/// pairs by the shift test ([`crate::stats::shift`]). `None` when a value is not
 /// positive: the caller then falls back to the paired t-test.
 fn judge_shift(metric: &Metric, cell: &CellKey, pairs: &[(f64, f64)], alpha: f64) -> Option<Comparison> {
     let test = shift_test(pairs, alpha, flip_seed(cell, metric.name))?;
@@ -476,7 +476,7 @@ impl<'a> Inputs<'a> {
             // (blank in some) is judged on the added histograms when
             // --hdr-dir gave them.
             let ok_pairs = ab::pairs(base_runs, current_runs, |_| Some(1.0)).len();
-            if pairs.len() >= MIN_PAIRS && pairs.len() == ok_pairs {
+            if (MIN_PAIRS..=shift::MAX_PAIRS).contains(&pairs.len()) && pairs.len() == ok_pairs {
                 if let Some(c) = judge_shift(metric, key, &pairs, self.alpha) {
                     return Some(c);
                 }
@@ -993,6 +993,45 @@ mod tests {
             logical_cpus: Some(2),
             git_sha: "s".to_string(),
             records,
+        }
+    }
+
+    /// The two sides of one A/B invocation of `pairs` pairs whose p50s
+    /// are equal, run by run.
+    fn ab_files(pairs: usize) -> (ResultsFile, ResultsFile) {
+        let side = |base: bool| {
+            let mut f = file(&[]);
+            f.records = (0..pairs)
+                .map(|run| {
+                    let mut r = RunRecord::failed(CellKey::plain("steal-half", 1, "http"), run, String::new());
+                    r.status = Status::Ok;
+                    let v = 100.0 + run as f64;
+                    r.latency = Some(crate::data::record::Latencies {
+                        p50_us: v,
+                        p90_us: f64::NAN,
+                        p99_us: f64::NAN,
+                        p999_us: f64::NAN,
+                        p9999_us: f64::NAN,
+                        max_us: v,
+                        mean_us: v,
+                    });
+                    ab::mark(&mut r, 7.0, base == ab::base_first(run));
+                    r
+                })
+                .collect();
+            f
+        };
+        (side(true), side(false))
+    }
+
+    #[test]
+    fn the_shift_test_judges_from_16_to_64_pairs() {
+        let floors = Floors { threshold: 0.05, tail_threshold: 0.1, alpha: 0.05 };
+        for (pairs, shift) in [(15, false), (16, true), (64, true), (65, false)] {
+            let (base, current) = ab_files(pairs);
+            let report = compare(&base, &current, &floors);
+            let p50 = report.comparisons.iter().find(|c| c.metric == "p50_us").unwrap();
+            assert_eq!((p50.shift, p50.pooled, p50.runs), (shift, false, (pairs, pairs)), "{pairs} pairs");
         }
     }
 

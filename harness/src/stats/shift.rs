@@ -22,6 +22,14 @@
 
 use super::signflip::sign_flip;
 
+/// The most pairs `compare` gives the shift test. Each swap costs n²
+/// differences: `compare` on one stored 20-pair invocation took about
+/// 0.3 s per cell that drew all 99,999 swaps (results/gate-power/shift/),
+/// so 64 pairs cost about 3 s per such cell and 1,000 pairs would cost
+/// minutes. Above it a percentile goes to the added histograms (with
+/// `--hdr-dir`) or to the paired t-test.
+pub const MAX_PAIRS: usize = 64;
+
 /// The outcome of [`shift_test`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ShiftTest {
