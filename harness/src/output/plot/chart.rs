@@ -275,13 +275,13 @@ fn number_label(v: f64) -> String {
 /// Fewest labels a log axis gets before denser mantissas are tried.
 const MIN_LOG_TICKS: usize = 3;
 /// Mantissas of log-axis labels, sparsest first: decades, 1-2-5, six per
-/// decade, then twelve (no two more than 1.25 apart, so even the narrowest
-/// axis, one point padded by 1.25 each way, gets two labels).
+/// decade, then fourteen (no two more than 1.25 apart, so even the
+/// narrowest axis, one point padded by 1.25 each way, gets two labels).
 const LOG_MANTISSAS: [&[f64]; 4] = [
     &[1.0],
     &[1.0, 2.0, 5.0],
     &[1.0, 1.5, 2.0, 3.0, 5.0, 7.0],
-    &[1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+    &[1.0, 1.2, 1.5, 1.8, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
 ];
 
 /// Every `m x 10^k` in `lo..=hi` for the mantissas `m`, ascending.
@@ -707,6 +707,18 @@ mod tests {
         let labels: Vec<String> = p.iter().map(|v| percentile_label(*v)).collect();
         assert_eq!(labels, ["0%", "90%", "99%", "99.9%", "99.99%"]);
         assert!(log_key_points(1e-9, 1e30, Ticks::Latency, std::iter::empty()).len() <= MAX_TICKS);
+    }
+
+    #[test]
+    fn the_narrowest_log_axis_gets_two_labels() {
+        // One value padded by LOG_PAD each way, anywhere in a decade: before
+        // 1.8 and 3.5 joined the mantissas, 1.21..1.89 held only 1.5.
+        for i in 0..1000 {
+            let v = 1.0 + 9.0 * f64::from(i) / 1000.0;
+            let (lo, hi) = bounds([v].into_iter(), Scale::Log(10.0));
+            let keys = log_key_points(lo, hi, Ticks::Latency, std::iter::empty());
+            assert!(keys.len() >= 2, "{v}: {lo}..{hi} gets {keys:?}");
+        }
     }
 
     #[test]
