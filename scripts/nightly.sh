@@ -56,7 +56,8 @@
 # alphanumerics as '-'), else $WSBENCH_BASELINE when set (that one wins).
 #
 # Environment: WSBENCH_BIN (a built wsbench; default: cargo build --release),
-# WSBENCH_OUT (output directory), WSBENCH_BASELINE, WSBENCH_HISTORY, WSBENCH_NIGHTLY_WORKLOADS.
+# WSBENCH_OUT (output directory), WSBENCH_BASELINE, WSBENCH_HISTORY, WSBENCH_NIGHTLY_WORKLOADS,
+# WSBENCH_NIGHTLY_RUNS (runs per cell of the full matrix, default 40).
 # Scripts read CSV/JSON only; they never parse wsbench's tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -132,15 +133,22 @@ else
     suffix=""
     # Powers of two up to the core count, plus the core count itself.
     workloads=${WSBENCH_NIGHTLY_WORKLOADS:-yield-many,spawn-many-remote-busy1,ping-pong,rpc-fanout,skewed,tcp-rpc}
-    # 20 runs of 1 s: the paired tests' power grows with the pairs, and the
+    # 40 runs of 1 s: the paired tests' power grows with the pairs, and the
     # sign-flip tests that judge the latency percentiles (the shift test on
-    # the per-run values; the added histograms, compare --hdr-dir, for a
-    # percentile the runs are too short for) need at least 16 pairs. On the
-    # 2-vCPU VM, with 20 pairs, a planted +20 % was flagged in 144 of 162
-    # open-loop cells for p50, 95 of 162 for p99 and 159 of 162 for CPU per
-    # request, over nine invocations (results/gate-power/shift/).
+    # the per-run values, 16 to 64 pairs; the added histograms, compare
+    # --hdr-dir, for a percentile the runs are too short for) need at least
+    # 16. On the 2-vCPU VM a planted +20 % in p99 of one open-loop cell was
+    # flagged in 95 of 162 cells with 20 pairs, and in 146 of 162 with 40
+    # (offline, two invocations' pairs together); at the same machine time,
+    # 20 pairs of 2 s flagged 116, so pairs beat longer runs
+    # (results/gate-power/length/). WSBENCH_NIGHTLY_RUNS trades that power
+    # for time: the matrix takes about 2 x runs x (1 s + 0.3 s) per cell.
+    runs=${WSBENCH_NIGHTLY_RUNS:-40}
+    case $runs in
+        ''|*[!0-9]*) echo "error: WSBENCH_NIGHTLY_RUNS='$runs' is not a whole number of runs per cell (16..=64 keeps the shift test; 1..=1000)" >&2; exit 2 ;;
+    esac
     matrix=(--sched all --workers "1..=${cores}:pow2,${cores}" --workload "$workloads"
-            --duration 1s --warmup 300ms --runs 20)
+            --duration 1s --warmup 300ms --runs "$runs")
 fi
 
 out=${WSBENCH_OUT:-results/nightly/$(date -u +%Y-%m-%dT%H%M%SZ)${suffix}}
