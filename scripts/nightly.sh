@@ -137,12 +137,13 @@ else
     # sign-flip tests that judge the latency percentiles (the shift test on
     # the per-run values, 16 to 64 pairs; the added histograms, compare
     # --hdr-dir, for a percentile the runs are too short for) need at least
-    # 16. On the 2-vCPU VM a planted +20 % in p99 of one open-loop cell was
-    # flagged in 95 of 162 cells with 20 pairs, and in 146 of 162 with 40
-    # (offline, two invocations' pairs together); at the same machine time,
-    # 20 pairs of 2 s flagged 116, so pairs beat longer runs
-    # (results/gate-power/length/). WSBENCH_NIGHTLY_RUNS trades that power
-    # for time: the matrix takes about 2 x runs x (1 s + 0.3 s) per cell.
+    # 16. On the 2-vCPU VM, three A/B invocations at 40 pairs flagged a
+    # planted +20 % in one open-loop cell in 38 of 54 cells for p99, 52 for
+    # p50 and 54 for CPU per request; their first 20 pairs alone, 9, 37 and
+    # 53 (no false alarm either way). At the same machine time 20 pairs of
+    # 2 s did worse than 40 of 1 s (offline: p99 116 against 146 of 162), so
+    # pairs beat longer runs (results/gate-power/length/). WSBENCH_NIGHTLY_RUNS
+    # trades that power for time: about 2 x runs x (1 s + 0.3 s) per cell.
     runs=${WSBENCH_NIGHTLY_RUNS:-40}
     case $runs in
         ''|*[!0-9]*) echo "error: WSBENCH_NIGHTLY_RUNS='$runs' is not a whole number of runs per cell (16..=64 keeps the shift test; 1..=1000)" >&2; exit 2 ;;
