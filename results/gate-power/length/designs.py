@@ -22,7 +22,9 @@ import numpy as np
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, '..', 'pooled'))
 sys.path.insert(0, os.path.join(here, '..', 'tuned'))
+sys.path.insert(0, os.path.join(here, '..', 'shift'))
 import hlog
+from alternatives import stat
 from alpha import q_of, FLOOR
 
 COPIES = int(os.environ.get("COPIES", "1"))
@@ -56,9 +58,8 @@ def per_run(hs, q, join):
 
 
 def hl(b, c):
-    d = c[:, :, None] - b[:, None, :]
-    d = d.reshape(d.shape[0], -1)
-    return np.median(d, axis=1)
+    # The shift statistic as ../shift/alternatives.py computes it.
+    return stat("hl", b, c)
 
 
 def shift_p(b, c, rng, cap=20000):
