@@ -57,7 +57,8 @@
 #
 # Environment: WSBENCH_BIN (a built wsbench; default: cargo build --release),
 # WSBENCH_OUT (output directory), WSBENCH_BASELINE, WSBENCH_HISTORY, WSBENCH_NIGHTLY_WORKLOADS,
-# WSBENCH_NIGHTLY_RUNS (runs per cell of the full matrix, default 40).
+# WSBENCH_NIGHTLY_RUNS (runs per closed-loop cell of the full matrix, default 40),
+# WSBENCH_NIGHTLY_RUNS_OPEN_LOOP (runs per open-loop cell, default 64).
 # Scripts read CSV/JSON only; they never parse wsbench's tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -128,28 +129,35 @@ cores=$(logical_cpus)
 if [ "$tiny" = 1 ]; then
     suffix="-tiny"
     matrix=(--sched steal-half,steal-one,global,tokio --workers 1,2 --workload yield-many,rpc-fanout
-            --param tasks=50 --param yields=200 --duration 300ms --warmup 50ms --runs 5)
+            --param tasks=50 --param yields=200 --duration 300ms --warmup 50ms --runs 5 --runs-open-loop 6)
 else
     suffix=""
     # Powers of two up to the core count, plus the core count itself.
     workloads=${WSBENCH_NIGHTLY_WORKLOADS:-yield-many,spawn-many-remote-busy1,ping-pong,rpc-fanout,skewed,tcp-rpc}
-    # 40 runs of 1 s: the paired tests' power grows with the pairs, and the
+    # Runs of 1 s: the paired tests' power grows with the pairs, and the
     # sign-flip tests that judge the latency percentiles (the shift test on
     # the per-run values, 16 to 64 pairs; the added histograms, compare
     # --hdr-dir, for a percentile the runs are too short for) need at least
-    # 16. On the 2-vCPU VM, three A/B invocations at 40 pairs flagged a
-    # planted +20 % in one open-loop cell in 38 of 54 cells for p99, 52 for
-    # p50 and 54 for CPU per request; their first 20 pairs alone, 9, 37 and
-    # 53 (no false alarm either way). At the same machine time 20 pairs of
-    # 2 s did worse than 40 of 1 s (offline: p99 116 against 146 of 162), so
-    # pairs beat longer runs (results/gate-power/length/). WSBENCH_NIGHTLY_RUNS
-    # trades that power for time: about 2 x runs x (1 s + 0.3 s) per cell.
+    # 16. Open-loop cells, whose regressions show in latency, get 64 pairs;
+    # closed-loop cells 40. On the 2-vCPU VM a planted +20 % in p99 of one
+    # open-loop cell was flagged in 38 of 54 cells at 40 pairs (three A/B
+    # invocations of identical code) and in 35 of 36 at 64 (two more; 34 of
+    # 36 corrected over the full matrix's 648 comparisons), with no false
+    # alarm; p50 and CPU per request were flagged in 52 and 54 of 54 already
+    # at 40, 36 and 36 of 36 at 64. At the same
+    # machine time 20 pairs of 2 s did worse than 40 of 1 s (offline: p99 116
+    # against 146 of 162), so pairs beat longer runs
+    # (results/gate-power/length/). The variables trade that power for time:
+    # about 2 x runs x (1 s + 0.3 s) per cell.
     runs=${WSBENCH_NIGHTLY_RUNS:-40}
-    case $runs in
-        ''|*[!0-9]*) echo "error: WSBENCH_NIGHTLY_RUNS='$runs' is not a whole number of runs per cell (16..=64 keeps the shift test; 1..=1000)" >&2; exit 2 ;;
-    esac
+    runs_open=${WSBENCH_NIGHTLY_RUNS_OPEN_LOOP:-64}
+    for v in "WSBENCH_NIGHTLY_RUNS=$runs" "WSBENCH_NIGHTLY_RUNS_OPEN_LOOP=$runs_open"; do
+        case ${v#*=} in
+            ''|*[!0-9]*) echo "error: ${v%%=*}='${v#*=}' is not a whole number of runs per cell (16..=64 keeps the shift test; 1..=1000)" >&2; exit 2 ;;
+        esac
+    done
     matrix=(--sched all --workers "1..=${cores}:pow2,${cores}" --workload "$workloads"
-            --duration 1s --warmup 300ms --runs "$runs")
+            --duration 1s --warmup 300ms --runs "$runs" --runs-open-loop "$runs_open")
 fi
 
 out=${WSBENCH_OUT:-results/nightly/$(date -u +%Y-%m-%dT%H%M%SZ)${suffix}}

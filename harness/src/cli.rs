@@ -128,6 +128,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 3, allow_hyphen_values = true, value_parser = runs_value)]
     pub runs: usize,
 
+    /// Measured runs per cell of an open-loop workload (rpc-fanout, skewed, tcp-rpc, ...), in
+    /// place of --runs (1..=1000); closed-loop cells keep --runs. Their latency percentiles need
+    /// more pairs than throughput does (the nightly runs 64 here, 40 elsewhere).
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = runs_value)]
+    pub runs_open_loop: Option<usize>,
+
     /// Seed of every random choice; the same for every scheduler (run i uses seed + i).
     #[arg(long, value_name = "N", default_value_t = 42, allow_hyphen_values = true, value_parser = seed_value)]
     pub seed: u64,

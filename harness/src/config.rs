@@ -100,6 +100,9 @@ pub struct RunConfig {
     pub warmup: Duration,
     /// Runs per cell.
     pub runs: usize,
+    /// `--runs-open-loop`: runs per cell of an open-loop workload, in place
+    /// of `runs`. Read through [`RunConfig::runs_for`].
+    pub runs_open_loop: Option<usize>,
     /// Seed of run 0; run i uses seed + i.
     pub seed: u64,
     /// Pin threads.
@@ -547,6 +550,7 @@ impl RunConfig {
             duration,
             warmup,
             runs: args.runs,
+            runs_open_loop: args.runs_open_loop,
             seed: args.seed,
             pin: args.pin && !args.no_pin,
             topology,
@@ -568,6 +572,15 @@ impl RunConfig {
             workers_auto: args.workers.as_deref().is_some_and(|w| w.trim() == "auto"),
             probes: Vec::new(),
         })
+    }
+
+    /// Measured runs per cell of `workload`: `--runs-open-loop` for an
+    /// open-loop workload when given, else `--runs`.
+    pub fn runs_for(&self, workload: &WorkloadInfo) -> usize {
+        match self.runs_open_loop {
+            Some(runs) if workload.open_loop => runs,
+            _ => self.runs,
+        }
     }
 
     /// Expands the matrix. Cells a scheduler cannot run (a single-worker

@@ -186,6 +186,11 @@ fn malformed_numbers_name_the_option_and_exit_2() {
     rejects("workers-neg", &with_tiny(&["--sched", "steal-half", "--workers", "-1"]), &["--workers", "`-1`"]);
     rejects("runs-word", &with_tiny(&["--sched", "steal-half", "--runs", "abc"]), &["--runs", "`abc`", "1..=1000"]);
     rejects("runs-huge", &["--sched", "steal-half", "--runs", "100000"], &["--runs", "100000", "1..=1000"]);
+    rejects(
+        "runs-open-loop-zero",
+        &["--sched", "steal-half", "--runs-open-loop", "0"],
+        &["--runs-open-loop", "0", "1..=1000"],
+    );
     rejects("seed-neg", &with_tiny(&["--sched", "steal-half", "--seed", "-3"]), &["--seed", "`-3`"]);
     rejects(
         "rate-neg",

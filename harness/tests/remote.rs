@@ -374,7 +374,9 @@ fn shards_cover_the_matrix_and_misfits_are_refused() {
         .code(2)
         .stderr_has(&["different settings", "tasks=7"]);
     shard("2/3", "runs.csv", &["--runs", "2"]).ok();
-    wsbench_in(&dir, &["merge", "s1.csv", "runs.csv", "--out", "x.csv"]).code(2).stderr_has(&["runs per cell differ"]);
+    wsbench_in(&dir, &["merge", "s1.csv", "runs.csv", "--out", "x.csv"])
+        .code(2)
+        .stderr_has(&["runs per cell of", "differ"]);
     // The settings a CSV records, and the whole settings of a JSON.
     shard("2/3", "seed.csv", &["--seed", "7"]).ok();
     wsbench_in(&dir, &["merge", "s1.csv", "seed.csv", "--out", "x.csv"])

@@ -573,6 +573,32 @@ fn victim_topology_runs_every_workload_at_2_and_128_workers() {
 /// the CSV's `uncorrected_p99_us`, which is blank when the run's samples
 /// cannot support a p99 (then no column is shown anywhere).
 #[test]
+fn runs_open_loop_gives_open_loop_cells_their_own_number_of_runs() {
+    let dir = scratch("runs-open-loop");
+    let run = wsbench_in(
+        &dir,
+        &args(&[
+            &["--sched", "tokio", "--workers", "1", "--workload", "yield-many,rpc-fanout", "--rate", "5000"],
+            &["--param", "tasks=20", "--param", "yields=50", "--param", "fanout=1", "--param", "arrival=uniform"],
+            &["--runs", "1", "--runs-open-loop", "3", "--interleave", "--csv", "r.csv", "--markdown", "r.md"],
+            SHORT,
+        ]),
+    );
+    run.ok().stdout_has(&["medians over 1 run(s) per cell (3 per open-loop cell)"]);
+    let (header, rows) = read_csv(&dir.join("r.csv"));
+    let runs = |workload: &str| -> Vec<String> {
+        rows.iter()
+            .filter(|r| col(&header, r, "workload") == workload)
+            .map(|r| col(&header, r, "run").to_string())
+            .collect()
+    };
+    assert_eq!(runs("yield-many"), ["0"], "a closed-loop cell keeps --runs");
+    assert_eq!(runs("rpc-fanout"), ["0", "1", "2"], "an open-loop cell runs --runs-open-loop times");
+    let md = std::fs::read_to_string(dir.join("r.md")).unwrap();
+    assert!(md.contains("- 1 run(s) per cell (3 per open-loop cell), "), "{md}");
+}
+
+#[test]
 fn wide_and_markdown_show_the_uncorrected_p99() {
     let dir = scratch("wide");
     let cell: &[&str] = &[

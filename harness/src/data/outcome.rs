@@ -71,6 +71,10 @@ pub struct Settings {
     pub warmup_s: f64,
     /// Runs per cell.
     pub runs: usize,
+    /// `--runs-open-loop`: runs per cell of an open-loop workload, in place
+    /// of `runs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs_open_loop: Option<usize>,
     /// Seed of run 0 (run i uses seed + i).
     pub seed: u64,
     /// Threads pinned.
@@ -97,12 +101,24 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// `N run(s) per cell`, with `--runs-open-loop` beside it when it gave
+    /// some workload of the plan another number.
+    pub fn runs_per_cell(&self) -> String {
+        match self.runs_open_loop {
+            Some(n) if n != self.runs && self.open_loop.values().any(|&open| open) => {
+                format!("{} run(s) per cell ({n} per open-loop cell)", self.runs)
+            }
+            _ => format!("{} run(s) per cell", self.runs),
+        }
+    }
+
     /// From a validated configuration.
     pub fn of(config: &RunConfig) -> Settings {
         Settings {
             duration_s: config.duration.as_secs_f64(),
             warmup_s: config.warmup.as_secs_f64(),
             runs: config.runs,
+            runs_open_loop: config.runs_open_loop,
             seed: config.seed,
             pin: config.pin,
             timeout_s: config.timeout.as_secs_f64(),
@@ -283,6 +299,7 @@ mod tests {
             duration_s: 2.5,
             warmup_s: 0.5,
             runs: 3,
+            runs_open_loop: None,
             seed,
             pin: false,
             timeout_s: 10.0,

@@ -385,11 +385,11 @@ fn narrow_drops(baseline: &str) -> Vec<String> {
 /// Legend lines printed under the table.
 pub fn legend(results: &Results) -> Vec<String> {
     let mut lines = vec![format!(
-        "medians over {runs} run(s) per cell; spread = (max - min) / median of throughput; {latency}; \
+        "medians over {runs}; spread = (max - min) / median of throughput; {latency}; \
          steals = successful steals per run; cpu/op = CPU time of the runtime under test per operation \
          (load generator and harness excluded); thr/{base} and p99/{base} = ratios of the medians to {base} in the same cell \
          (open-loop workloads offer everyone the same load, so read their p99 ratio)",
-        runs = results.settings.runs,
+        runs = results.settings.runs_per_cell(),
         latency = latency_legend(results.cells.iter().map(|c| {
             let name = c.key.workload.as_str();
             let sample = results.settings.latency_sample.get(name).copied();

@@ -166,7 +166,7 @@ fn load_cell(
     entered: Option<&cgroup::Entered>,
 ) -> CellOutcome {
     let mut outcome = CellOutcome { key: cell.key.clone(), records: Vec::new(), histograms: Vec::new() };
-    for run in 0..config.runs {
+    for run in 0..config.runs_for(cell.workload) {
         let options =
             RunOptions { duration: config.duration, warmup: config.warmup, seed: config.seed.wrapping_add(run as u64) };
         match wsbench_workloads::remote::load(target, &cell.runtime, &cell.spec, &options) {

@@ -419,7 +419,8 @@ pub fn run_matrix(
     let cores = pin::allowed_cores();
     results.allowed_cores = cores.len();
     let sides = if base_bin.is_some() { 2 } else { 1 };
-    let progress = Progress::new((plan.cells.len() * config.runs * sides) as u64, config.quiet);
+    let total: usize = plan.cells.iter().map(|c| config.runs_for(c.workload)).sum();
+    let progress = Progress::new((total * sides) as u64, config.quiet);
     results.planned_cells = plan.cells.len();
     if let Some(base) = base.as_mut() {
         base.results.planned_cells = plan.cells.len();
@@ -440,7 +441,9 @@ pub fn run_matrix(
             group.push((CellRun::new(cell, cell.program.as_deref(), core_plan, cgroups), base_run));
         }
         // Without --interleave a group is one cell: its runs back to back.
-        'runs: for run in 0..config.runs {
+        // A group is one workload, so its cells have the same number of runs.
+        let runs = config.runs_for(plan.cells[start].workload);
+        'runs: for run in 0..runs {
             for i in interleaved_order(group.len(), run) {
                 if interrupt::requested() {
                     break 'runs;

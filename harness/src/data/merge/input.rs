@@ -55,6 +55,21 @@ impl Input {
         runs.values().map(BTreeSet::len).max().unwrap_or(0)
     }
 
+    /// The most runs of any one cell, by workload (`--runs-open-loop` gives
+    /// open-loop workloads their own number).
+    pub fn runs_per_workload(&self) -> BTreeMap<&str, usize> {
+        let mut runs: BTreeMap<&CellKey, BTreeSet<usize>> = BTreeMap::new();
+        for r in &self.file.records {
+            runs.entry(&r.key).or_default().insert(r.run);
+        }
+        let mut out: BTreeMap<&str, usize> = BTreeMap::new();
+        for (key, set) in runs {
+            let n = out.entry(key.workload.as_str()).or_default();
+            *n = (*n).max(set.len());
+        }
+        out
+    }
+
     /// When it measured, roughly: from its invocation's start (`timestamp`)
     /// for its runs' warm-ups and windows (the recorded settings, else the
     /// longest measured window), plus [`SPAN_SLACK`]. `None` when the

@@ -11,7 +11,7 @@
 //!   which must have run at the same time.
 //! - **Shards** of one matrix (`run --shard I/N`): their rows side by side,
 //!   unchanged. The shards must fit: the same columns and schema version,
-//!   the same code (`git_sha`), the same runs per cell, the same parameters
+//!   the same code (`git_sha`), the same runs per cell of each workload, the same parameters
 //!   per workload, the same `--duration`, `--warmup` and `--seed` (which
 //!   every row records in `extras`), every setting of the JSON inputs, and
 //!   no cell in two shards.
@@ -338,6 +338,7 @@ fn unknown_settings() -> Settings {
         duration_s: f64::NAN,
         warmup_s: f64::NAN,
         runs: 0,
+        runs_open_loop: None,
         seed: 0,
         pin: false,
         timeout_s: f64::NAN,

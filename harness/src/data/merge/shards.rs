@@ -21,13 +21,25 @@ pub(super) fn merge_shards(inputs: &[Input], out: &Path, kind: Output) -> Result
     let files: Vec<&ResultsFile> = inputs.iter().map(|i| &i.file).collect();
     check_same_code(&files)?;
     let cells = check_disjoint(&files)?;
-    let runs: Vec<(&Path, usize)> = inputs.iter().map(|i| (i.file.path.as_path(), i.runs_per_cell())).collect();
-    if runs.iter().any(|(_, n)| *n != runs[0].1) {
-        let detail: Vec<String> = runs.iter().map(|(p, n)| format!("`{}` {n}", p.display())).collect();
-        bail!(
-            "the shards do not fit: runs per cell differ ({}); shards of one matrix use the same --runs",
-            detail.join(", ")
-        );
+    // By workload: --runs-open-loop gives open-loop workloads their own
+    // number, and a shard may hold only closed-loop cells.
+    let mut seen: BTreeMap<&str, (&Path, usize)> = BTreeMap::new();
+    for input in inputs {
+        for (workload, n) in input.runs_per_workload() {
+            let path = input.file.path.as_path();
+            match seen.get(workload) {
+                Some(&(first, m)) if m != n => bail!(
+                    "the shards do not fit: runs per cell of {workload} differ (`{}` {m}, `{}` {n}); shards of one \
+                     matrix use the same --runs and --runs-open-loop",
+                    first.display(),
+                    path.display()
+                ),
+                Some(_) => {}
+                None => {
+                    seen.insert(workload, (path, n));
+                }
+            }
+        }
     }
     let mut notes: Vec<String> = check_shard_settings(inputs)?.into_iter().collect();
     let models: BTreeSet<&str> = files.iter().map(|f| f.cpu_model.as_str()).collect();

@@ -28,8 +28,8 @@ pub fn render(results: &Results) -> String {
     let _ = writeln!(out, "- command: `{}`", results.env.command_line);
     let _ = writeln!(
         out,
-        "- {} run(s) per cell, {:.3}s measured after {:.3}s warm-up, seed {}, pinning {}\n",
-        s.runs,
+        "- {}, {:.3}s measured after {:.3}s warm-up, seed {}, pinning {}\n",
+        s.runs_per_cell(),
         s.duration_s,
         s.warmup_s,
         s.seed,
