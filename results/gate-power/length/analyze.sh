@@ -7,16 +7,23 @@
 # ../tuned/confirm.py (with the second stage, offline) and
 # ../shift/detectable.py, for each cut. Unpacks into $G/{40,20}/invN.
 #   WSBENCH_BIN=target/release/wsbench results/gate-power/length/analyze.sh
+# The 64-pair invocations (p64/, stop 50), whole and cut to 40 and 20:
+#   SRC=results/gate-power/length/p64 NS="64 40 20" GL=/tmp/gl64 \
+#     WSBENCH_BIN=target/release/wsbench results/gate-power/length/analyze.sh
+# The first cut in NS is the whole file and the only one with --hdr-dir.
 set -e
 G=${GL:-/tmp/gl}
 here=$(cd "$(dirname "$0")" && pwd)
+src=${SRC:-$here}
+NS=${NS:-40 20}
+top=${NS%% *}
 B=${WSBENCH_BIN:-$here/../../../target/release/wsbench}
 plants=""
 for m in p99_us p50_us cpu_us_per_op; do for c in 10 20 30; do plants="$plants --plant $m=+$c%"; done; done
-for n in 40 20; do
+for n in $NS; do
   dirs=()
   for i in 1 2 3; do
-    s=$here/inv$i
+    s=$src/inv$i
     [ -f $s/base.csv.gz ] || continue
     d=$G/$n/inv$i; rm -rf $d; mkdir -p $d
     for f in base results; do
@@ -24,7 +31,7 @@ for n in 40 20; do
       zcat $s/$f.csv.gz | awk -F, -v n=$n 'NR==1 { for (k = 1; k <= NF; k++) if ($k == "run") r = k; print; next } $r < n' > $d/$f.csv
     done
     tar xzf $s/hdr.tar.gz -C $d
-    h=(--hdr-dir $d/hdr); [ $n = 40 ] || h=()
+    h=(--hdr-dir $d/hdr); [ $n = $top ] || h=()
     $B compare $d/base.csv $d/results.csv "${h[@]}" --json $d/compare.json --out $d/compare.md > /dev/null 2>&1 || true
     $B compare $d/base.csv $d/results.csv "${h[@]}" $plants --json $d/plant.json --out $d/plant.md > /dev/null
     dirs+=($d)

@@ -3,11 +3,13 @@
 # defaults, 40 runs of 1 s (the 18 open-loop cells of ../pooled/, --hdr-dir),
 # on the VM as booted. Output in $OUT/inv{1,2,3}.
 #   OUT=/tmp/len WSBENCH_BIN=target/release/wsbench results/gate-power/length/run.sh
+# 64 pairs, two invocations (stop 50):
+#   RUNS=64 INVS="1 2" OUT=/tmp/len64 WSBENCH_BIN=/tmp/wsb64 results/gate-power/length/run.sh
 set -u
 OUT=${OUT:-/tmp/len}
 B=${WSBENCH_BIN:-target/release/wsbench}
 RUNS=${RUNS:-40}
-for i in 1 2 3; do
+for i in ${INVS:-1 2 3}; do
   d=$OUT/inv$i; mkdir -p $d
   echo "inv$i start $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
   $B run --sched steal-half,global,tokio --workers 1,2 --workload rpc-fanout,skewed,tcp-rpc \

@@ -7,6 +7,10 @@
 #   med   median of the current runs minus median of the base runs
 #   mean  mean minus mean
 #   trim  20 %-trimmed mean minus 20 %-trimmed mean
+# Added in stop 50, statistics of the pairs' own differences d = ln c - ln b:
+#   whl   median of the Walsh averages (d_i + d_j) / 2, i <= j (the one-sample
+#         Hodges-Lehmann estimate; a swap flips one d)
+#   dmed  median of d
 # Prints the share of unplanted p-values below 0.05, the false alarms (p and q
 # below 0.05 and beyond the floor), and the planted cells flagged.
 #   NPAIRS=20 COPIES=1 python3 alternatives.py KIND DIR...
@@ -36,6 +40,12 @@ def stat(kind, b, c):
         return np.median(d.reshape(d.shape[0], -1), axis=1)
     if kind == "med":
         return np.median(c, axis=1) - np.median(b, axis=1)
+    if kind == "whl":
+        d = c - b
+        i, j = np.triu_indices(d.shape[1])
+        return np.median((d[:, i] + d[:, j]) / 2, axis=1)
+    if kind == "dmed":
+        return np.median(c - b, axis=1)
     if kind == "mean":
         return c.mean(axis=1) - b.mean(axis=1)
     if kind == "trim":
