@@ -568,10 +568,6 @@ fn victim_topology_runs_every_workload_at_2_and_128_workers() {
     }
 }
 
-/// `--wide` and the markdown report show the uncorrected p99 beside the
-/// corrected one (wrk2's pair); the plain table does not. Both come from
-/// the CSV's `uncorrected_p99_us`, which is blank when the run's samples
-/// cannot support a p99 (then no column is shown anywhere).
 #[test]
 fn runs_open_loop_gives_open_loop_cells_their_own_number_of_runs() {
     let dir = scratch("runs-open-loop");
@@ -598,6 +594,10 @@ fn runs_open_loop_gives_open_loop_cells_their_own_number_of_runs() {
     assert!(md.contains("- 1 run(s) per cell (3 per open-loop cell), "), "{md}");
 }
 
+/// `--wide` and the markdown report show the uncorrected p99 beside the
+/// corrected one (wrk2's pair); the plain table does not. Both come from
+/// the CSV's `uncorrected_p99_us`, which is blank when the run's samples
+/// cannot support a p99 (then no column is shown anywhere).
 #[test]
 fn wide_and_markdown_show_the_uncorrected_p99() {
     let dir = scratch("wide");

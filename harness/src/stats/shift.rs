@@ -26,8 +26,9 @@ use super::signflip::sign_flip;
 /// per open-loop cell. Each swap costs n² differences: `compare` took about
 /// 0.3 s per cell that drew all 99,999 swaps at 20 pairs
 /// (results/gate-power/shift/), 0.85 s at 40 and 1.7 s at 64
-/// (results/gate-power/length/), so 1,000 pairs would cost minutes. Above it a percentile goes to the added histograms (with
-/// `--hdr-dir`) or to the paired t-test.
+/// (results/gate-power/length/), so 1,000 pairs would cost minutes.
+/// Above it a percentile goes to the added histograms (with `--hdr-dir`)
+/// or to the paired t-test.
 pub const MAX_PAIRS: usize = 64;
 
 /// The outcome of [`shift_test`].

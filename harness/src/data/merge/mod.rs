@@ -11,10 +11,10 @@
 //!   which must have run at the same time.
 //! - **Shards** of one matrix (`run --shard I/N`): their rows side by side,
 //!   unchanged. The shards must fit: the same columns and schema version,
-//!   the same code (`git_sha`), the same runs per cell of each workload, the same parameters
-//!   per workload, the same `--duration`, `--warmup` and `--seed` (which
-//!   every row records in `extras`), every setting of the JSON inputs, and
-//!   no cell in two shards.
+//!   the same code (`git_sha`), the same runs per cell of each workload,
+//!   the same parameters per workload, the same `--duration`, `--warmup`
+//!   and `--seed` (which every row records in `extras`), every setting of
+//!   the JSON inputs, and no cell in two shards.
 //!
 //! A merged JSON has no single environment: `merged_from` keeps each
 //! part's file, environment and settings, `settings` those they share.
