@@ -46,13 +46,9 @@ impl Input {
     }
 
     /// The most runs of one cell (a hung run skips the rest of its cell, so
-    /// the largest shows `--runs`).
+    /// the largest shows `--runs`, or `--runs-open-loop` when larger).
     pub fn runs_per_cell(&self) -> usize {
-        let mut runs: BTreeMap<&CellKey, BTreeSet<usize>> = BTreeMap::new();
-        for r in &self.file.records {
-            runs.entry(&r.key).or_default().insert(r.run);
-        }
-        runs.values().map(BTreeSet::len).max().unwrap_or(0)
+        self.runs_per_workload().into_values().max().unwrap_or(0)
     }
 
     /// The most runs of any one cell, by workload (`--runs-open-loop` gives

@@ -25,20 +25,16 @@ pub(super) fn merge_shards(inputs: &[Input], out: &Path, kind: Output) -> Result
     // number, and a shard may hold only closed-loop cells.
     let mut seen: BTreeMap<&str, (&Path, usize)> = BTreeMap::new();
     for input in inputs {
+        let path = input.file.path.as_path();
         for (workload, n) in input.runs_per_workload() {
-            let path = input.file.path.as_path();
-            match seen.get(workload) {
-                Some(&(first, m)) if m != n => bail!(
-                    "the shards do not fit: runs per cell of {workload} differ (`{}` {m}, `{}` {n}); shards of one \
-                     matrix use the same --runs and --runs-open-loop",
-                    first.display(),
-                    path.display()
-                ),
-                Some(_) => {}
-                None => {
-                    seen.insert(workload, (path, n));
-                }
-            }
+            let (first, m) = *seen.entry(workload).or_insert((path, n));
+            ensure!(
+                m == n,
+                "the shards do not fit: runs per cell of {workload} differ (`{}` {m}, `{}` {n}); shards of one matrix \
+                 use the same --runs and --runs-open-loop",
+                first.display(),
+                path.display()
+            );
         }
     }
     let mut notes: Vec<String> = check_shard_settings(inputs)?.into_iter().collect();
