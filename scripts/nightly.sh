@@ -139,15 +139,16 @@ else
     # the per-run values, 16 to 64 pairs; the added histograms, compare
     # --hdr-dir, for a percentile the runs are too short for) need at least
     # 16. Open-loop cells, whose regressions show in latency, get 64 pairs;
-    # closed-loop cells 40. On the 2-vCPU VM a planted +20 % in p99 of one
-    # open-loop cell was flagged in 38 of 54 cells at 40 pairs (three A/B
-    # invocations of identical code) and in 53 of 54 at 64 (three more; 52
-    # of 54 corrected over the full matrix's 648 comparisons), with no false
-    # alarm in any; p50 and CPU per request were flagged in 52 and 54 of 54
-    # already at 40, 53 and 54 of 54 at 64. At the same machine time 20
-    # pairs of 2 s did worse than 40 of 1 s (offline: p99 116 against 146 of
-    # 162), so pairs beat longer runs (results/gate-power/length/). The
-    # variables trade that power for time:
+    # closed-loop cells 40 (there a planted throughput drop of 10 % was
+    # flagged in 18 of 18 cells, results/gate-power/closed/). On the 2-vCPU VM
+    # a planted +20 % in p99 of one open-loop cell was flagged in 38 of 54
+    # cells at 40 pairs (three A/B invocations of identical code) and in 53 of
+    # 54 at 64 (three more; 52 of 54 corrected over the full matrix's 648
+    # comparisons), with no false alarm in any; p50 and CPU per request were
+    # flagged in 52 and 54 of 54 already at 40, 53 and 54 of 54 at 64. At the
+    # same machine time 20 pairs of 2 s did worse than 40 of 1 s (offline: p99
+    # 116 against 146 of 162), so pairs beat longer runs
+    # (results/gate-power/length/). The variables trade that power for time:
     # about 2 x runs x (1 s + 0.3 s) per cell.
     runs=${WSBENCH_NIGHTLY_RUNS:-40}
     runs_open=${WSBENCH_NIGHTLY_RUNS_OPEN_LOOP:-64}

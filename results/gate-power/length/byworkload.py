@@ -1,19 +1,29 @@
 # The power table by workload: cells whose verdict is the one a planted
 # change deserves, per metric x workload x change, over the plant.json of
-# the given DIRs (analyze.sh's $G/40/inv* or $G/20/inv*).
+# the given DIRs (analyze.sh's $G/40/inv* or $G/20/inv*; ../closed/'s).
+# Metrics in the order they were planted; a column per size of change,
+# headed by its sign (+ for slower latency or CPU, - for less throughput).
 #   python3 byworkload.py /tmp/gl/40/inv*
 import json, sys
 from collections import defaultdict
 
 h = defaultdict(lambda: [0, 0])
+metrics, sizes = [], defaultdict(set)
 for d in sys.argv[1:]:
     for p in json.load(open(f"{d}/plant.json"))["plants"]:
         m, c = p["plant"]["metric"], round(p["plant"]["change"] * 100)
+        if m not in metrics:
+            metrics.append(m)
+        sizes[abs(c)].add("+" if c > 0 else "-")
         for cell in p["cells"]:
-            k = (m, cell["cell"]["workload"], c)
+            k = (m, cell["cell"]["workload"], abs(c))
             h[k][0] += cell["verdict"] == p["expected"]
             h[k][1] += 1
-print("| metric | workload | +10 % | +20 % | +30 % |\n|---|---|---:|---:|---:|")
-for m in ("p99_us", "p50_us", "cpu_us_per_op"):
-    for w in sorted({k[1] for k in h}):
-        print(f"| {m} | {w} | " + " | ".join(f"{h[(m, w, c)][0]}/{h[(m, w, c)][1]}" for c in (10, 20, 30)) + " |")
+cols = sorted(sizes)
+head = " | ".join(("".join(sorted(sizes[c])) if len(sizes[c]) == 1 else "±") + f"{c} %" for c in cols)
+print(f"| metric | workload | {head} |\n|---|---|" + "---:|" * len(cols))
+for m in metrics:
+    for w in sorted({k[1] for k in h if k[0] == m}):
+        # A size not planted into this metric is left blank.
+        cell = lambda k: f"{h[k][0]}/{h[k][1]}" if h[k][1] else ""
+        print(f"| {m} | {w} | " + " | ".join(cell((m, w, c)) for c in cols) + " |")
