@@ -24,8 +24,17 @@ for s in $here/inv*; do
   $B compare $d/base.csv $d/results.csv --hdr-dir $d/hdr $plants --json $d/plant.json --out $d/plant.md > /dev/null
   echo "==== $(basename $s)"
   python3 - $d <<'PY'
-import json, sys
+import csv, json, math, statistics, sys
 p = json.load(open(sys.argv[1] + "/plant.json"))
+# Each cell's pairs: sd of log(current/base) throughput, and the extreme ratios.
+t = {}
+for side in ("base", "results"):
+    for x in csv.DictReader(open(f"{sys.argv[1]}/{side}.csv")):
+        t[(side, x["scheduler"], x["workers"], x["workload"], x["run"])] = float(x["throughput_per_s"])
+for c in sorted({k[1:4] for k in t}):
+    lr = [math.log(t[("results",) + c + (r,)] / t[("base",) + c + (r,)])
+          for r in sorted({k[4] for k in t if k[1:4] == c}) if ("results",) + c + (r,) in t and ("base",) + c + (r,) in t]
+    print(f"  throughput pairs {'/'.join(c)}: sd of log ratio {statistics.stdev(lr):.3f}, ratio {math.exp(min(lr)):.2f} to {math.exp(max(lr)):.2f}")
 print(f"false alarms {p['false_alarms']} of {p['comparisons']}")
 for x in p["plants"]:
     v = [c["verdict"] for c in x["cells"]]
