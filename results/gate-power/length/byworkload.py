@@ -22,8 +22,13 @@ for d in sys.argv[1:]:
 cols = sorted(sizes)
 head = " | ".join(("".join(sorted(sizes[c])) if len(sizes[c]) == 1 else "±") + f"{c} %" for c in cols)
 print(f"| metric | workload | {head} |\n|---|---|" + "---:|" * len(cols))
+
+
+def cell(k):
+    # A size not planted into this metric is left blank.
+    return f"{h[k][0]}/{h[k][1]}" if h[k][1] else ""
+
+
 for m in metrics:
     for w in sorted({k[1] for k in h if k[0] == m}):
-        # A size not planted into this metric is left blank.
-        cell = lambda k: f"{h[k][0]}/{h[k][1]}" if h[k][1] else ""
         print(f"| {m} | {w} | " + " | ".join(cell((m, w, c)) for c in cols) + " |")
